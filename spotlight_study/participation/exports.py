@@ -1,0 +1,154 @@
+"""The study export: tidy CSV files read by ``analysis/`` (columns documented in the README).
+
+The participant column is always a pseudonym (:func:`selectors.participant_pseudonym`); the raw
+Prolific ID is never written.
+"""
+from __future__ import annotations
+
+import csv
+from collections import Counter
+from pathlib import Path
+
+from spotlight_study.studies.models import Setting, Study
+
+from .models import Participant
+from .selectors import participant_pseudonym, participants_for_export
+
+RESPONSES_COLUMNS = [
+    "participant", "setting", "condition", "position", "cell", "answer", "served_at", "answered_at",
+    "time_on_task_ms", "paste_count", "paste_chars", "hidden_ms", "blur_count", "serve_count",
+    "flags", "identified", "other_difference", "no_difference", "excluded", "exclusion_reason",
+]
+SURVEY_COLUMNS = ["participant", "condition", "item", "response"]
+PARTICIPANTS_COLUMNS = [
+    "participant", "cell", "cell_plan", "status", "started", "finished", "consented",
+    "instruction_check_passed", "training_answer", "comment", "assignment_seed",
+    "assignment_counts",
+]
+
+
+def _iso(value) -> str:
+    return value.isoformat() if value else ""
+
+
+def _exclusion(p: Participant) -> str:
+    """The exclusion known before annotation; annotation may add or confirm reasons later."""
+    if p.instruction_check_passed is False:
+        return "failed_instruction_check"
+    if p.status != Participant.Status.COMPLETED:
+        return "incomplete"
+    return ""
+
+
+def export_rows(*, study: Study) -> dict[str, list[dict]]:
+    """Rows of the three export files.
+
+    Returns
+    -------
+    dict
+        ``{"responses": [...], "survey": [...], "participants": [...]}``, each a list of dicts
+        keyed by the ``*_COLUMNS`` of this module. ``responses`` has one row per participant x
+        main setting with a saved answer; ``time_on_task_ms`` is in ms. Label columns
+        (``identified``, ``other_difference``, ``no_difference``) are empty until annotated.
+        ``excluded``/``exclusion_reason`` are pre-filled for incomplete participants and failed
+        instruction checks.
+    """
+    participants = list(participants_for_export(study=study))
+    answers = Counter(
+        r.answer.strip().lower()
+        for p in participants
+        for r in p.responses.all()
+        if r.answered_at and r.setting.kind == Setting.Kind.MAIN
+    )
+    responses, survey, people = [], [], []
+    for p in participants:
+        pseudonym = participant_pseudonym(study=study, prolific_pid=p.prolific_pid)
+        reason = _exclusion(p)
+        training_answer = ""
+        for r in p.responses.all():
+            if r.setting.kind == Setting.Kind.TRAINING:
+                training_answer = r.answer
+                continue
+            if r.answered_at is None:
+                continue
+            flags = []
+            if r.paste_count:
+                flags.append("pasted")
+            if r.time_on_task_ms is not None and r.time_on_task_ms < study.short_time_flag_seconds * 1000:
+                flags.append("very_short_time")
+            if answers[r.answer.strip().lower()] > 1:
+                flags.append("identical_answer")
+            if p.instruction_check_passed is False:
+                flags.append("failed_instruction_check")
+            responses.append(
+                {
+                    "participant": pseudonym,
+                    "setting": r.setting.key,
+                    "condition": r.condition,
+                    "position": r.position,
+                    "cell": p.cell_index,
+                    "answer": r.answer,
+                    "served_at": _iso(r.served_at),
+                    "answered_at": _iso(r.answered_at),
+                    "time_on_task_ms": r.time_on_task_ms,
+                    "paste_count": r.paste_count,
+                    "paste_chars": r.paste_chars,
+                    "hidden_ms": r.hidden_ms,
+                    "blur_count": r.blur_count,
+                    "serve_count": r.serve_count,
+                    "flags": ";".join(flags),
+                    "identified": "",
+                    "other_difference": "",
+                    "no_difference": "",
+                    "excluded": 1 if reason else 0,
+                    "exclusion_reason": reason,
+                }
+            )
+        for a in sorted(p.survey_answers.all(), key=lambda a: (a.condition, a.item)):
+            survey.append(
+                {"participant": pseudonym, "condition": a.condition, "item": a.item, "response": a.response}
+            )
+        people.append(
+            {
+                "participant": pseudonym,
+                "cell": p.cell_index,
+                "cell_plan": " > ".join(f"{t['setting']}:{t['condition']}" for t in p.cell_plan),
+                "status": p.status,
+                "started": _iso(p.started_at),
+                "finished": _iso(p.finished_at),
+                "consented": _iso(p.consented_at),
+                "instruction_check_passed": ""
+                if p.instruction_check_passed is None
+                else int(p.instruction_check_passed),
+                "training_answer": training_answer,
+                "comment": p.comment,
+                "assignment_seed": p.assignment_seed,
+                "assignment_counts": ";".join(f"{k}={v}" for k, v in sorted(p.assignment_counts.items(), key=lambda kv: int(kv[0]))),
+            }
+        )
+    return {"responses": responses, "survey": survey, "participants": people}
+
+
+def results_export(*, study: Study, out_dir: str | Path) -> dict[str, Path]:
+    """Write ``responses.csv``, ``survey.csv`` and ``participants.csv`` (UTF-8) into ``out_dir``.
+
+    Returns ``{"responses": path, "survey": path, "participants": path}``. Creates ``out_dir`` if
+    needed; raises ``OSError`` if it cannot be written.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = export_rows(study=study)
+    columns = {
+        "responses": RESPONSES_COLUMNS,
+        "survey": SURVEY_COLUMNS,
+        "participants": PARTICIPANTS_COLUMNS,
+    }
+    paths = {}
+    for name, cols in columns.items():
+        path = out / f"{name}.csv"
+        with path.open("w", newline="", encoding="utf-8") as fh:
+            writer = csv.DictWriter(fh, fieldnames=cols)
+            writer.writeheader()
+            writer.writerows(rows[name])
+        paths[name] = path
+    return paths

@@ -1,0 +1,140 @@
+"""Participants, their answers and their survey responses.
+
+All times are server times (UTC). ``time_on_task_ms`` is the time from the first serving of a task
+page to the saving of its answer, in milliseconds, measured on the server.
+"""
+from django.db import models
+
+from spotlight_study.studies.models import Setting, Study
+
+
+class Participant(models.Model):
+    """One Prolific participant in one study.
+
+    ``cell_plan`` is the participant's list of main tasks in order, each
+    ``{"setting": key, "condition": value}``; ``assignment_counts`` the per-cell counts that the
+    assignment saw (``{"0": 3, "1": 2, ...}``), and ``assignment_seed`` the seed of the random
+    tie-break, so the assignment can be audited. ``shuffle_seed`` fixes the text order.
+    """
+
+    class Status(models.TextChoices):
+        IN_PROGRESS = "in_progress", "In progress"
+        COMPLETED = "completed", "Completed"
+        FAILED_CHECK = "failed_check", "Ended: failed instruction check"
+        NO_CONSENT = "no_consent", "Ended: no consent"
+        RETURNED = "returned", "Returned on Prolific"
+        TIMED_OUT = "timed_out", "Timed out on Prolific"
+        REJECTED = "rejected", "Rejected on Prolific"
+
+    class Step(models.TextChoices):
+        CONSENT = "consent", "Consent"
+        INSTRUCTIONS = "instructions", "Instructions"
+        TRAINING = "training", "Training task"
+        TASK = "task", "Main task"
+        SURVEY = "survey", "Survey"
+        DONE = "done", "Done"
+
+    study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="participants")
+    prolific_pid = models.CharField(max_length=24)
+    prolific_study_id = models.CharField(max_length=24)
+    prolific_session_id = models.CharField(max_length=24)
+
+    cell_index = models.PositiveIntegerField()
+    cell_plan = models.JSONField()
+    assignment_counts = models.JSONField()
+    assignment_seed = models.BigIntegerField()
+    shuffle_seed = models.BigIntegerField()
+
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.IN_PROGRESS)
+    step = models.CharField(max_length=20, choices=Step.choices, default=Step.CONSENT)
+    task_index = models.PositiveIntegerField(default=0, help_text="0-based index into cell_plan.")
+    consented_at = models.DateTimeField(null=True, blank=True)
+    instruction_check_passed = models.BooleanField(null=True, blank=True)
+    comment = models.TextField(blank=True)
+
+    started_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "prolific_pid"], name="participant_once_per_study"
+            ),
+        ]
+        indexes = [models.Index(fields=["study", "status", "cell_index"])]
+
+    def __str__(self) -> str:
+        return f"participant {self.pk} of {self.study_id} (cell {self.cell_index})"
+
+
+class TaskResponse(models.Model):
+    """A participant's answer in one setting (training or main); at most one per setting.
+
+    The row is created when the task page is first served (``served_at``) and completed when the
+    answer is saved (``answered_at``, ``answer``, ``time_on_task_ms``). Browser telemetry
+    (``paste_count``, ``paste_chars``, ``hidden_ms`` in ms, ``blur_count``, ``client_events``) is
+    reported by JavaScript and is evidence, not proof: it is missing when JavaScript is off.
+    ``group1_order``/``group2_order`` are the shown permutations of the setting's text indices.
+    """
+
+    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="responses")
+    setting = models.ForeignKey(Setting, on_delete=models.PROTECT, related_name="responses")
+    position = models.PositiveIntegerField(help_text="0 for training, 1.. for main tasks.")
+    condition = models.CharField(max_length=30)
+    group1_order = models.JSONField()
+    group2_order = models.JSONField()
+    pattern_ids = models.JSONField(default=list, help_text="Patterns shown, in shown order.")
+
+    served_at = models.DateTimeField()
+    last_served_at = models.DateTimeField()
+    serve_count = models.PositiveIntegerField(default=1)
+
+    answer = models.TextField(blank=True)
+    answered_at = models.DateTimeField(null=True, blank=True)
+    time_on_task_ms = models.PositiveBigIntegerField(null=True, blank=True)
+
+    paste_count = models.PositiveIntegerField(default=0)
+    paste_chars = models.PositiveIntegerField(default=0)
+    hidden_ms = models.PositiveBigIntegerField(default=0)
+    blur_count = models.PositiveIntegerField(default=0)
+    client_events = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["participant", "position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["participant", "setting"], name="one_response_per_participant_setting"
+            ),
+            models.UniqueConstraint(
+                fields=["participant", "position"], name="one_response_per_participant_position"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"response {self.pk} ({self.setting_id}, {self.condition})"
+
+
+class SurveyAnswer(models.Model):
+    """One Likert or frequency item answered by a participant: ``response`` is 1..5.
+
+    ``condition`` is the condition the item is about, or ``background``.
+    """
+
+    participant = models.ForeignKey(
+        Participant, on_delete=models.CASCADE, related_name="survey_answers"
+    )
+    condition = models.CharField(max_length=30)
+    item = models.SlugField(max_length=50)
+    response = models.PositiveSmallIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["participant", "condition", "item"], name="one_survey_answer_per_item"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(response__gte=1, response__lte=5), name="survey_response_1_to_5"
+            ),
+        ]

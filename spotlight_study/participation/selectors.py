@@ -1,0 +1,218 @@
+"""Reads for the participant flow, the researcher page and the export."""
+from __future__ import annotations
+
+import hashlib
+import random
+import statistics
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from urllib.parse import urlencode
+
+from django.conf import settings as django_settings
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from spotlight_study.studies.models import Setting, Study, TokenPattern
+from spotlight_study.studies.selectors import main_settings, patterns_for_condition, study_cells
+
+from .models import Participant, TaskResponse
+
+def participant_pseudonym(*, study: Study, prolific_pid: str) -> str:
+    """The export pseudonym of a Prolific ID: ``p_`` + 16 hex digits of SHA-256(salt:PID).
+
+    The per-study salt is secret and never exported, so a pseudonym cannot be turned back into a
+    PID by hashing candidate IDs.
+    """
+    digest = hashlib.sha256(f"{study.pseudonym_salt}:{prolific_pid}".encode()).hexdigest()
+    return f"p_{digest[:16]}"
+
+
+def holding_filter(*, study: Study, now: datetime) -> Q:
+    """Participants who hold a place in their cell at ``now``.
+
+    Completed participants, and in-progress participants who started within the study's
+    abandonment timeout. Returned, timed-out, rejected, no-consent and failed-check participants
+    hold no place.
+    """
+    cutoff = now - timedelta(minutes=study.abandonment_timeout_minutes)
+    return Q(status=Participant.Status.COMPLETED) | Q(
+        status=Participant.Status.IN_PROGRESS, started_at__gte=cutoff
+    )
+
+
+def cell_counts(*, study: Study, n_cells: int, now: datetime | None = None) -> dict[int, int]:
+    """Places held per cell, ``{cell_index: count}`` for every cell ``0..n_cells-1``."""
+    now = now or timezone.now()
+    counts = {i: 0 for i in range(n_cells)}
+    rows = (
+        Participant.objects.filter(study=study)
+        .filter(holding_filter(study=study, now=now))
+        .values_list("cell_index", flat=True)
+    )
+    for cell_index, n in Counter(rows).items():
+        if cell_index in counts:
+            counts[cell_index] = n
+    return counts
+
+
+def participant_for_session(*, study: Study, participant_id: int | None) -> Participant | None:
+    """The participant bound to the session for this study, or ``None``."""
+    if participant_id is None:
+        return None
+    return Participant.objects.filter(pk=participant_id, study=study).first()
+
+
+def text_order(*, shuffle_seed: int, setting_key: str, n: int) -> list[int]:
+    """The shown order of a group's ``n`` texts: a permutation of ``0..n-1``.
+
+    Deterministic in the participant's recorded ``shuffle_seed`` and the setting key (Python's
+    ``random.Random`` seeded with a string, which is stable across runs and platforms).
+    """
+    order = list(range(n))
+    random.Random(f"{shuffle_seed}:{setting_key}").shuffle(order)
+    return order
+
+
+@dataclass(frozen=True)
+class TaskPage:
+    """What a task page shows: the two groups' texts in order and the pattern box labels."""
+
+    setting: Setting
+    condition: str
+    group1: list[str]
+    group2: list[str]
+    group1_order: list[int]
+    group2_order: list[int]
+    patterns: list[TokenPattern]
+
+
+def task_page(*, setting: Setting, condition: str, shuffle_seed: int) -> TaskPage:
+    """Build the task page of ``setting`` for a participant with ``shuffle_seed``.
+
+    Text order is shuffled per group with :func:`text_order`; under
+    ``pattern_with_distractors`` the target and distractor patterns are shuffled together.
+    """
+    order1 = text_order(shuffle_seed=shuffle_seed, setting_key=f"{setting.key}:1", n=len(setting.group1_texts))
+    order2 = text_order(shuffle_seed=shuffle_seed, setting_key=f"{setting.key}:2", n=len(setting.group2_texts))
+    patterns = patterns_for_condition(setting, condition)
+    if condition == "pattern_with_distractors":
+        random.Random(f"{shuffle_seed}:{setting.key}:patterns").shuffle(patterns)
+    return TaskPage(
+        setting=setting,
+        condition=condition,
+        group1=[setting.group1_texts[i] for i in order1],
+        group2=[setting.group2_texts[i] for i in order2],
+        group1_order=order1,
+        group2_order=order2,
+        patterns=patterns,
+    )
+
+
+def participant_conditions(participant: Participant) -> list[str]:
+    """The conditions the participant worked in, in order of first appearance."""
+    seen: list[str] = []
+    for task in participant.cell_plan:
+        if task["condition"] not in seen:
+            seen.append(task["condition"])
+    return seen
+
+
+def completion_code(participant: Participant) -> str | None:
+    """The Prolific completion code for the participant's final status, or ``None``."""
+    study = participant.study
+    return {
+        Participant.Status.COMPLETED: study.completion_code,
+        Participant.Status.FAILED_CHECK: study.failed_check_code,
+        Participant.Status.NO_CONSENT: study.no_consent_code,
+    }.get(participant.status)
+
+
+def completion_url(code: str) -> str:
+    """Prolific's completion URL for ``code``."""
+    return f"{django_settings.PROLIFIC_COMPLETE_URL}?{urlencode({'cc': code})}"
+
+
+# --- researcher page -------------------------------------------------------------------------
+
+
+def _progress_state(p: Participant, cutoff: datetime) -> str:
+    if p.status == Participant.Status.COMPLETED:
+        return "completed"
+    if p.status == Participant.Status.IN_PROGRESS:
+        return "in_progress" if p.started_at >= cutoff else "abandoned"
+    return "ended"
+
+
+def study_dashboard(*, study: Study, now: datetime | None = None) -> dict:
+    """Figures for the researcher page of ``study``.
+
+    Returns
+    -------
+    dict
+        ``cells``: list of ``{"index", "label", "in_progress", "completed", "abandoned",
+        "ended"}``; ``totals``: the same counts summed; ``median_times``: list of
+        ``{"setting", "condition", "n", "median_s"}`` over saved main-task answers;
+        ``flags``: list of ``{"participant", "cell", "status", "flags"}``.
+        "Abandoned" means in progress for longer than the abandonment timeout; "ended" covers
+        failed check, no consent, returned, timed out and rejected.
+    """
+    now = now or timezone.now()
+    cutoff = now - timedelta(minutes=study.abandonment_timeout_minutes)
+    cells = study_cells(study)
+    per_cell = {c.index: Counter() for c in cells}
+    participants = list(Participant.objects.filter(study=study).only(
+        "id", "prolific_pid", "status", "started_at", "cell_index", "instruction_check_passed"
+    ))
+    for p in participants:
+        per_cell.setdefault(p.cell_index, Counter())[_progress_state(p, cutoff)] += 1
+    states = ("in_progress", "completed", "abandoned", "ended")
+    cell_rows = [
+        {"index": c.index, "label": c.label, **{s: per_cell[c.index][s] for s in states}}
+        for c in cells
+    ]
+    totals = {s: sum(row[s] for row in cell_rows) for s in states}
+
+    times: dict[tuple[str, str], list[int]] = defaultdict(list)
+    pasted: Counter = Counter()
+    for setting_key, condition, ms, participant_id, pastes in TaskResponse.objects.filter(
+        participant__study=study, answered_at__isnull=False
+    ).values_list("setting__key", "condition", "time_on_task_ms", "participant_id", "paste_count"):
+        if condition and ms is not None and setting_key in {s.key for s in main_settings(study)}:
+            times[(setting_key, condition)].append(ms)
+        pasted[participant_id] += pastes
+    median_times = [
+        {
+            "setting": s,
+            "condition": c,
+            "n": len(v),
+            "median_s": round(statistics.median(v) / 1000, 1),
+        }
+        for (s, c), v in sorted(times.items())
+    ]
+    flags = []
+    for p in participants:
+        f = []
+        if p.instruction_check_passed is False:
+            f.append("failed instruction check")
+        if pasted[p.id]:
+            f.append(f"{pasted[p.id]} paste(s)")
+        if f:
+            flags.append(
+                {
+                    "participant": participant_pseudonym(study=study, prolific_pid=p.prolific_pid),
+                    "cell": p.cell_index,
+                    "status": p.get_status_display(),
+                    "flags": f,
+                }
+            )
+    return {"cells": cell_rows, "totals": totals, "median_times": median_times, "flags": flags}
+
+
+def participants_for_export(*, study: Study) -> QuerySet[Participant]:
+    """The study's participants with answers and survey answers prefetched, oldest first."""
+    return (
+        Participant.objects.filter(study=study)
+        .order_by("started_at", "pk")
+        .prefetch_related("responses__setting", "survey_answers")
+    )

@@ -1,0 +1,174 @@
+"""Study definition models.
+
+A study has one training setting and N main settings. Each setting shows two groups of texts side
+by side (Group 1 | Group 2) and, depending on the participant's condition, a token-pattern box.
+"""
+import secrets
+
+from django.core.exceptions import ValidationError
+from django.db import models
+
+
+def _new_salt() -> str:
+    return secrets.token_hex(16)
+
+
+class Condition(models.TextChoices):
+    """What a participant sees in a main setting."""
+
+    NO_PATTERN = "no_pattern", "No token pattern"
+    PATTERN = "pattern", "Token pattern"
+    PATTERN_WITH_DISTRACTORS = "pattern_with_distractors", "Token pattern with distractors"
+
+
+class Study(models.Model):
+    """A study as launched on Prolific.
+
+    Times are in minutes. ``survey`` is the survey definition validated by
+    :func:`spotlight_study.studies.schema.validate_study_data` (see ``fixtures/`` for an example).
+    ``pseudonym_salt`` is secret: it turns Prolific IDs into export pseudonyms.
+    """
+
+    class Status(models.TextChoices):
+        DRAFT = "draft", "Draft"
+        LIVE = "live", "Live"
+        PAUSED = "paused", "Paused"
+        CLOSED = "closed", "Closed"
+
+    class FailedCheckPolicy(models.TextChoices):
+        CONTINUE_AND_FLAG = "continue_and_flag", "Continue and flag"
+        END = "end", "End with the failed-check completion code"
+
+    slug = models.SlugField(max_length=80, unique=True)
+    title = models.CharField(max_length=200)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
+
+    consent_text = models.TextField()
+    instructions_text = models.TextField(help_text="Step 1: what the task is.")
+    example_answer = models.TextField(help_text="Example answer for the worked example.")
+    pattern_intro_text = models.TextField(help_text="Step 2: what the token-pattern box is.")
+    task_prompt = models.TextField(
+        default="Describe the general differences between the texts in Group 1 and Group 2."
+    )
+
+    completion_code = models.CharField(max_length=40)
+    failed_check_code = models.CharField(max_length=40)
+    no_consent_code = models.CharField(max_length=40)
+
+    estimated_minutes = models.PositiveIntegerField(default=15)
+    maximum_minutes = models.PositiveIntegerField(default=45)
+    abandonment_timeout_minutes = models.PositiveIntegerField(
+        default=45,
+        help_text="An in-progress participant older than this no longer holds a place in a cell.",
+    )
+    target_sample_size = models.PositiveIntegerField(default=48)
+    min_answer_chars = models.PositiveIntegerField(default=1)
+    max_answer_chars = models.PositiveIntegerField(default=5000)
+    short_time_flag_seconds = models.PositiveIntegerField(
+        default=20, help_text="Answers submitted faster than this are flagged."
+    )
+    failed_check_policy = models.CharField(
+        max_length=20,
+        choices=FailedCheckPolicy.choices,
+        default=FailedCheckPolicy.CONTINUE_AND_FLAG,
+    )
+    conditions = models.JSONField(
+        default=list, help_text='Condition values, e.g. ["no_pattern", "pattern"].'
+    )
+    survey = models.JSONField(default=dict)
+    pseudonym_salt = models.CharField(max_length=64, default=_new_salt, editable=False)
+
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "studies"
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(maximum_minutes__gte=models.F("estimated_minutes")),
+                name="study_max_minutes_gte_estimate",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.title} ({self.slug})"
+
+    def clean(self) -> None:
+        """Check the condition list; raises ``ValidationError`` naming the bad value."""
+        valid = set(Condition.values)
+        if not self.conditions:
+            raise ValidationError({"conditions": "At least one condition is required."})
+        bad = [c for c in self.conditions if c not in valid]
+        if bad:
+            raise ValidationError({"conditions": f"Unknown condition(s): {', '.join(bad)}."})
+        if len(set(self.conditions)) != len(self.conditions):
+            raise ValidationError({"conditions": "Conditions must not repeat."})
+
+
+class Setting(models.Model):
+    """One pair of text groups. ``group1_texts`` and ``group2_texts`` are lists of strings."""
+
+    class Kind(models.TextChoices):
+        TRAINING = "training", "Training"
+        MAIN = "main", "Main"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="settings")
+    key = models.SlugField(max_length=50)
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.MAIN)
+    position = models.PositiveIntegerField(default=0, help_text="Order in the study definition.")
+    title = models.CharField(max_length=200)
+    group1_texts = models.JSONField(default=list)
+    group2_texts = models.JSONField(default=list)
+    target_description = models.TextField(
+        blank=True, help_text="The systematic difference, for annotators."
+    )
+    check_keywords = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Training only: the instruction check passes if the answer contains any of these.",
+    )
+
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["study", "kind", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "key"], name="setting_unique_key_per_study"),
+            models.UniqueConstraint(
+                fields=["study"],
+                condition=models.Q(kind="training"),
+                name="setting_one_training_per_study",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study.slug}/{self.key}"
+
+
+class TokenPattern(models.Model):
+    """A token pattern shown in a setting's box, e.g. ``her (more often in group 2)``.
+
+    ``tokens`` is a list of strings; ``group`` is 1 or 2, the group where the pattern is more
+    frequent. Distractor patterns are shown only in the ``pattern_with_distractors`` condition.
+    """
+
+    setting = models.ForeignKey(Setting, on_delete=models.CASCADE, related_name="patterns")
+    tokens = models.JSONField()
+    group = models.PositiveSmallIntegerField(choices=[(1, "Group 1"), (2, "Group 2")])
+    is_distractor = models.BooleanField(default=False)
+    position = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["setting", "position"]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(group__in=[1, 2]), name="pattern_group_1_or_2"),
+        ]
+
+    def __str__(self) -> str:
+        return self.label
+
+    @property
+    def label(self) -> str:
+        """The text shown in the box, e.g. ``maize, beans (more often in group 1)``."""
+        return f"{', '.join(self.tokens)} (more often in group {self.group})"

@@ -1,0 +1,63 @@
+"""Reads of study definitions."""
+from __future__ import annotations
+
+from django.db.models import Prefetch, QuerySet
+
+from .design import Cell, build_cells
+from .models import Setting, Study, TokenPattern
+
+
+def study_get_with_settings(*, slug: str) -> Study:
+    """The study with its settings and patterns prefetched (two extra queries in all).
+
+    Raises ``Study.DoesNotExist`` if there is no study with this slug.
+    """
+    return Study.objects.prefetch_related(
+        Prefetch(
+            "settings",
+            queryset=Setting.objects.order_by("kind", "position").prefetch_related(
+                Prefetch("patterns", queryset=TokenPattern.objects.order_by("position"))
+            ),
+        )
+    ).get(slug=slug)
+
+
+def study_list() -> QuerySet[Study]:
+    """All studies, newest first."""
+    return Study.objects.order_by("-created_at")
+
+
+def main_settings(study: Study) -> list[Setting]:
+    """The study's main settings in definition order (uses the prefetch cache when present)."""
+    return [s for s in study.settings.all() if s.kind == Setting.Kind.MAIN]
+
+
+def training_setting(study: Study) -> Setting | None:
+    """The study's training setting, or ``None`` if it has none."""
+    return next((s for s in study.settings.all() if s.kind == Setting.Kind.TRAINING), None)
+
+
+def study_cells(study: Study) -> list[Cell]:
+    """The study's counterbalancing cells (see :func:`spotlight_study.studies.design.build_cells`)."""
+    return build_cells([s.key for s in main_settings(study)], list(study.conditions))
+
+
+def patterns_for_condition(setting: Setting, condition: str) -> list[TokenPattern]:
+    """The patterns shown in ``setting`` under ``condition``: none, the targets, or all.
+
+    The order of targets and distractors is the definition order; the caller shuffles if wanted.
+    """
+    if condition == "no_pattern":
+        return []
+    patterns = list(setting.patterns.all())
+    if condition == "pattern_with_distractors":
+        return patterns
+    return [p for p in patterns if not p.is_distractor]
+
+
+def setting_for_key(study: Study, key: str) -> Setting:
+    """The study's setting with this key (uses the prefetch cache). Raises ``KeyError``."""
+    for setting in study.settings.all():
+        if setting.key == key:
+            return setting
+    raise KeyError(key)
