@@ -5,6 +5,7 @@ Variables (see ``.env.example``):
 ``ALLOWED_HOSTS``, ``CELERY_BROKER_URL`` (default ``memory://``, i.e. no broker service),
 ``HTTPS`` (turn on HSTS, secure cookies and the TLS redirect behind a proxy).
 """
+import os
 from pathlib import Path
 
 import environ
@@ -79,10 +80,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
             "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         }
     )
-    # A file (not the in-memory default) so that tests with several threads share one database.
-    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-db.sqlite3")}
+    # A file (not the in-memory default) so that tests with several threads share one database;
+    # per process, so that two test runs on one checkout do not collide.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-db-{os.getpid()}.sqlite3")}
     VAR_DIR.mkdir(exist_ok=True)
 else:
+    DATABASES["default"]["TEST"] = {"NAME": f"test_{DATABASES['default']['NAME']}_{os.getpid()}"}
     DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=60))
     DATABASES["default"].setdefault("CONN_HEALTH_CHECKS", True)
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
@@ -110,9 +113,11 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
+        # Production sets whitenoise.storage.CompressedManifestStaticFilesStorage (after
+        # collectstatic); the plain default lets tests and the demo run without collectstatic.
         "BACKEND": env(
             "STATICFILES_BACKEND",
-            default="whitenoise.storage.CompressedManifestStaticFilesStorage",
+            default="django.contrib.staticfiles.storage.StaticFilesStorage",
         )
     },
 }

@@ -180,11 +180,12 @@ def _flatten(detail: Any, prefix: str = "") -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     if isinstance(detail, dict):
         for key, value in detail.items():
-            name = "" if key == "non_field_errors" else str(key)
-            if name and not name.startswith("["):
-                name = f"{prefix}.{name}" if prefix else name
+            if key == "non_field_errors":
+                name = prefix
+            elif isinstance(key, int) or str(key).isdigit():
+                name = f"{prefix}[{key}]"
             else:
-                name = f"{prefix}{name}"
+                name = f"{prefix}.{key}" if prefix else str(key)
             for path, msgs in _flatten(value, name).items():
                 out.setdefault(path, []).extend(msgs)
     elif isinstance(detail, list):

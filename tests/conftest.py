@@ -1,0 +1,123 @@
+"""Shared fixtures: the demo study, Prolific IDs, a participant walker and a staff user."""
+from __future__ import annotations
+
+import copy
+import re
+import secrets
+from pathlib import Path
+
+import factory
+import pytest
+from django.contrib.auth.models import User
+
+from spotlight_study.studies.schema import parse_study_file
+
+REPO = Path(__file__).resolve().parent.parent
+DEMO_FILE = REPO / "fixtures" / "spotlight-replication.yaml"
+SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+class StaffFactory(factory.django.DjangoModelFactory):
+    """A staff user (a researcher)."""
+
+    class Meta:
+        model = User
+
+    username = factory.Sequence(lambda n: f"researcher{n}")
+    is_staff = True
+    password = factory.django.Password("pw-for-tests-only")
+
+
+def new_id() -> str:
+    """A fresh, valid Prolific ID: 24 lowercase hex characters."""
+    return secrets.token_hex(12)
+
+
+@pytest.fixture
+def demo_data() -> dict:
+    """The demo study file, parsed (a fresh copy each time, safe to modify)."""
+    return copy.deepcopy(parse_study_file(DEMO_FILE))
+
+
+@pytest.fixture
+def demo_study(db, demo_data):
+    """The demo study imported into the test database, settings prefetched."""
+    from spotlight_study.studies.selectors import study_get_with_settings
+    from spotlight_study.studies.services import study_import
+
+    study_import(data=demo_data)
+    return study_get_with_settings(slug=demo_data["slug"])
+
+
+@pytest.fixture
+def staff_client(client, db):
+    """A test client logged in as a staff user."""
+    client.force_login(StaffFactory())
+    return client
+
+
+class Walker:
+    """Drives one participant through the flow with Django's test client.
+
+    Every POST reads the hidden ``token`` from the page the participant last saw, as a browser
+    form would.
+    """
+
+    def __init__(self, client, slug: str, pid: str | None = None):
+        self.client = client
+        self.slug = slug
+        self.pid = pid or new_id()
+        self.last_page = None
+
+    @property
+    def step_url(self) -> str:
+        return f"/s/{self.slug}/step/"
+
+    def enter(self, **overrides):
+        params = {"PROLIFIC_PID": self.pid, "STUDY_ID": new_id(), "SESSION_ID": new_id()}
+        params.update(overrides)
+        return self.client.get(f"/s/{self.slug}/", params)
+
+    def page(self):
+        self.last_page = self.client.get(self.step_url)
+        return self.last_page
+
+    def token(self, response=None) -> str:
+        html = (response or self.last_page).content.decode()
+        return re.search(r'name="token" value="([^"]+)"', html).group(1)
+
+    def post(self, data: dict, token: str | None = None):
+        payload = {"token": token or self.token(), **data}
+        return self.client.post(self.step_url, payload)
+
+    def consent(self, agree: bool = True):
+        self.page()
+        return self.post({"decision": "agree" if agree else "decline"})
+
+    def instructions(self):
+        self.page()
+        return self.post({})
+
+    def answer(self, text: str, events: str = ""):
+        self.page()
+        return self.post({"answer": text, "client_events": events})
+
+    def survey(self, value: int = 4, comment: str = ""):
+        page = self.page()
+        names = sorted(set(re.findall(r'name="([cb]__[^"]+)"', page.content.decode())))
+        return self.post({**{n: str(value) for n in names}, "comment": comment})
+
+    def complete(self, training: str = "The first group fishes by day, the second at night."):
+        self.enter()
+        self.consent()
+        self.instructions()
+        self.answer(training)
+        self.answer("Group 2 describes the doctor as a woman more often.")
+        self.answer("Group 1 grows maize and beans, group 2 wheat.")
+        return self.survey()
+
+
+@pytest.fixture
+def walker(client, demo_study):
+    """A :class:`Walker` for a new participant of the demo study."""
+    return Walker(client, demo_study.slug)

@@ -1,0 +1,330 @@
+"""The participant flow through Django's test client: every step, every cell, and bad input."""
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from spotlight_study.participation.models import Participant, SurveyAnswer, TaskResponse
+from spotlight_study.studies.models import Study
+
+from ..conftest import Walker, new_id
+
+PROLIFIC = "https://app.prolific.com/submissions/complete"
+
+
+def _cc(response) -> str:
+    url = urlparse(response["Location"])
+    assert f"{url.scheme}://{url.netloc}{url.path}" == PROLIFIC
+    return parse_qs(url.query)["cc"][0]
+
+
+def test_full_flow_for_every_cell(client, demo_study):
+    """Four participants fill the four cells; each sees the pattern box exactly where their cell says."""
+    seen_cells = set()
+    for _ in range(4):
+        client.cookies.clear()
+        w = Walker(client, demo_study.slug)
+        assert w.enter().status_code == 302
+        p = Participant.objects.get(prolific_pid=w.pid)
+        seen_cells.add(p.cell_index)
+        assert "Consent" in w.page().content.decode()
+        w.consent()
+        assert "An answer could be" in w.page().content.decode()
+        w.instructions()
+        training = w.page().content.decode()
+        assert "stars (more often in group 2)" in training
+        w.answer("Group 1 is fishing in daylight and group 2 at night under the stars.")
+        for i, task in enumerate(p.cell_plan, start=1):
+            html = w.page().content.decode()
+            assert f"Task {i} of 2" in html
+            has_box = "more often in group" in html
+            assert has_box == (task["condition"] == "pattern"), (task, html[:200])
+            w.answer(f"My answer for {task['setting']}.")
+        survey = w.page().content.decode()
+        for condition in ("no_pattern", "pattern"):
+            assert f'name="c__{condition}__ease"' in survey
+        final = w.survey(comment="Fine.")
+        assert final.status_code == 302 and _cc(final) == demo_study.completion_code
+        p.refresh_from_db()
+        assert p.status == Participant.Status.COMPLETED and p.finished_at is not None
+        assert p.instruction_check_passed is True
+        assert p.responses.count() == 3
+        assert p.survey_answers.count() == 2 * 3 + 4
+        done = w.page().content.decode()
+        assert demo_study.completion_code in done
+    assert seen_cells == {0, 1, 2, 3}
+
+
+def test_time_on_task_is_measured_on_the_server(walker, demo_study):
+    """time_on_task_ms is answered_at - served_at, and a refresh does not restart the clock."""
+    walker.enter()
+    walker.consent()
+    walker.instructions()
+    walker.page()
+    first = TaskResponse.objects.get()
+    walker.page()  # refresh
+    again = TaskResponse.objects.get()
+    assert again.served_at == first.served_at and again.serve_count == 2
+    walker.post({"answer": "night and day", "client_events": ""})
+    r = TaskResponse.objects.get()
+    assert r.time_on_task_ms == int((r.answered_at - r.served_at).total_seconds() * 1000)
+
+
+def test_double_submit_stores_one_answer(walker, demo_study):
+    """Posting the same task form twice stores the first answer once and ignores the second."""
+    walker.enter()
+    walker.consent()
+    walker.instructions()
+    walker.page()
+    token = walker.token()
+    first = walker.post({"answer": "By day vs by night."}, token=token)
+    second = walker.post({"answer": "A different second answer."}, token=token)
+    assert first.status_code == second.status_code == 302
+    responses = TaskResponse.objects.filter(position=0)
+    assert responses.count() == 1 and responses.get().answer == "By day vs by night."
+    page = walker.client.get(walker.step_url)
+    assert "already submitted" in page.content.decode()
+
+
+def test_stale_tab_and_back_button_land_on_current_step(walker, demo_study):
+    """A form posted from an older page (back button, second tab) stores nothing."""
+    walker.enter()
+    consent_page = walker.page()
+    walker.post({"decision": "agree"})
+    walker.instructions()
+    # The back button shows the consent page again; submitting it must change nothing.
+    stale = walker.post({"decision": "decline"}, token=walker.token(consent_page))
+    assert stale.status_code == 302 and stale["Location"].endswith("/step/")
+    p = Participant.objects.get()
+    assert p.status == Participant.Status.IN_PROGRESS and p.step == Participant.Step.TRAINING
+    # Two tabs on the same task: the second tab's submit is ignored.
+    walker.page()
+    tab_a = walker.token()
+    tab_b = walker.token(walker.client.get(walker.step_url))
+    walker.post({"answer": "night"}, token=tab_a)
+    walker.post({"answer": "something else"}, token=tab_b)
+    assert list(TaskResponse.objects.values_list("answer", flat=True)) == ["night"]
+
+
+def test_resume_with_same_pid_in_a_new_browser(client, demo_study):
+    """Coming back with the same PID (new session) resumes at the same step, in the same cell."""
+    w = Walker(client, demo_study.slug)
+    w.enter()
+    w.consent()
+    w.instructions()
+    p = Participant.objects.get()
+    client.cookies.clear()
+    assert "We could not find your session" in client.get(w.step_url).content.decode()
+    w.enter()
+    assert Participant.objects.count() == 1
+    p2 = Participant.objects.get()
+    assert (p2.pk, p2.cell_index, p2.step) == (p.pk, p.cell_index, Participant.Step.TRAINING)
+    assert "Instructions, step 2 of 2" in w.page().content.decode()
+
+
+def test_completed_participant_sees_completion_page_again(client, demo_study):
+    """After completion, the entry link shows the completion page and creates nothing new."""
+    w = Walker(client, demo_study.slug)
+    w.complete()
+    client.cookies.clear()
+    w.enter()
+    html = w.page().content.decode()
+    assert demo_study.completion_code in html and "Thank you" in html
+    assert Participant.objects.count() == 1 and TaskResponse.objects.count() == 3
+
+
+@pytest.mark.parametrize(
+    "params,problem",
+    [
+        ({}, "PROLIFIC_PID is missing."),
+        ({"PROLIFIC_PID": "ABCDEF0123456789ABCDEF01"}, "PROLIFIC_PID must be 24 characters"),
+        ({"PROLIFIC_PID": "abc"}, "PROLIFIC_PID must be 24 characters"),
+        ({"STUDY_ID": "zz" * 12}, "STUDY_ID must be 24 characters"),
+        ({"SESSION_ID": ""}, "SESSION_ID is missing."),
+        ({"PROLIFIC_PID": "{{%PROLIFIC_PID%}}"}, "PROLIFIC_PID must be 24 characters"),
+    ],
+)
+def test_malformed_entry_urls_create_nothing(client, demo_study, params, problem):
+    """Missing or malformed Prolific IDs give a clear 400 page and create no participant."""
+    full = {"PROLIFIC_PID": new_id(), "STUDY_ID": new_id(), "SESSION_ID": new_id()}
+    if params:
+        full.update(params)
+    else:
+        full = {}
+    response = client.get(f"/s/{demo_study.slug}/", full)
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert problem in html and "return the study on Prolific" in html
+    assert not Participant.objects.exists()
+
+
+def test_empty_and_oversized_answers_keep_the_page_and_text(walker, demo_study):
+    """Empty or too long answers re-render the page with a message; the typed text is kept."""
+    walker.enter()
+    walker.consent()
+    walker.instructions()
+    walker.page()
+    token = walker.token()
+    empty = walker.post({"answer": "   "}, token=token)
+    assert empty.status_code == 400
+    assert "Please describe the differences" in empty.content.decode()
+    long_text = "night " * 900  # 5,400 characters
+    too_long = walker.post({"answer": long_text}, token=token)
+    html = too_long.content.decode()
+    assert too_long.status_code == 400 and "please shorten it to at most 5,000" in html
+    assert long_text.strip()[:200] in html
+    assert not TaskResponse.objects.filter(answered_at__isnull=False).exists()
+    assert Participant.objects.get().step == Participant.Step.TRAINING
+
+
+def test_declining_consent_returns_with_no_consent_code(walker, demo_study):
+    """Declining consent ends the session and redirects with the no-consent code."""
+    walker.enter()
+    response = walker.consent(agree=False)
+    assert _cc(response) == demo_study.no_consent_code
+    p = Participant.objects.get()
+    assert p.status == Participant.Status.NO_CONSENT and p.finished_at
+    assert demo_study.no_consent_code in walker.page().content.decode()
+
+
+def test_failed_check_continues_and_flags_by_default(walker, demo_study):
+    """Under the default policy a failed instruction check is flagged and the flow continues."""
+    walker.enter()
+    walker.consent()
+    walker.instructions()
+    walker.answer("The texts are about fishing.")
+    p = Participant.objects.get()
+    assert p.instruction_check_passed is False and p.step == Participant.Step.TASK
+
+
+def test_failed_check_ends_with_failed_code_under_end_policy(walker, demo_study):
+    """Under the 'end' policy a failed instruction check redirects with the failed-check code."""
+    Study.objects.filter(pk=demo_study.pk).update(failed_check_policy=Study.FailedCheckPolicy.END)
+    walker.enter()
+    walker.consent()
+    walker.instructions()
+    response = walker.answer("The texts are about fishing.")
+    assert _cc(response) == demo_study.failed_check_code
+    assert Participant.objects.get().status == Participant.Status.FAILED_CHECK
+
+
+def test_incomplete_survey_keeps_answers_and_stores_nothing(walker, demo_study):
+    """A survey with a missing item comes back with a message and saves no survey answer."""
+    walker.enter()
+    walker.consent()
+    walker.instructions()
+    for text in ("night", "gender", "crops"):
+        walker.answer(text)
+    walker.page()
+    response = walker.post({"c__pattern__ease": "5", "comment": "hello"})
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert "Please answer every question" in html and "hello" in html
+    assert 'value="5" required id="id_c__pattern__ease_4" checked' in html
+    assert not SurveyAnswer.objects.exists()
+
+
+def test_pid_takes_part_once_per_study(client, demo_study):
+    """The same PID entering again with another session id gets the same participant."""
+    w = Walker(client, demo_study.slug)
+    w.enter()
+    w.enter(SESSION_ID=new_id())
+    client.cookies.clear()
+    w.enter(SESSION_ID=new_id())
+    assert Participant.objects.count() == 1
+
+
+@pytest.mark.parametrize("status", ["draft", "paused", "closed"])
+def test_study_not_live_refuses_new_but_lets_started_continue(client, demo_study, status):
+    """Only live studies take new participants; someone who started may finish."""
+    started = Walker(client, demo_study.slug)
+    started.enter()
+    Study.objects.filter(pk=demo_study.pk).update(status=status)
+    started.consent()
+    assert Participant.objects.get().step == Participant.Step.INSTRUCTIONS
+    client.cookies.clear()
+    response = Walker(client, demo_study.slug).enter()
+    assert "not open at the moment" in response.content.decode()
+    assert Participant.objects.count() == 1
+
+
+def test_unknown_study_and_missing_session_pages(client, demo_study):
+    """An unknown slug gives a friendly 404; the step page without a session a friendly 403."""
+    response = client.get("/s/no-such-study/?PROLIFIC_PID=" + new_id())
+    assert response.status_code == 404 and "Study not found" in response.content.decode()
+    response = client.get(f"/s/{demo_study.slug}/step/")
+    assert response.status_code == 403 and "open the study again from Prolific" in response.content.decode()
+
+
+def test_csrf_failure_is_a_friendly_page(demo_study):
+    """A post without a valid CSRF token gets a readable page, not Django's debug text."""
+    from django.test import Client
+
+    strict = Client(enforce_csrf_checks=True)
+    Walker(strict, demo_study.slug).enter()
+    response = strict.post(f"/s/{demo_study.slug}/step/", {"token": "consent:0", "decision": "agree"})
+    assert response.status_code == 403
+    assert "This page was out of date" in response.content.decode()
+    assert "CSRF" not in response.content.decode()
+
+
+def test_server_error_page_has_no_stack_trace(client, demo_study, monkeypatch):
+    """An unexpected error shows the plain 500 page: no traceback, no settings."""
+    from spotlight_study.participation import views
+
+    def boom(**kwargs):
+        raise RuntimeError("secret internal detail")
+
+    monkeypatch.setattr(views.services, "assignment_create", boom)
+    client.raise_request_exception = False
+    response = client.get(
+        f"/s/{demo_study.slug}/",
+        {"PROLIFIC_PID": new_id(), "STUDY_ID": new_id(), "SESSION_ID": new_id()},
+    )
+    assert response.status_code == 500
+    html = response.content.decode()
+    assert "Something went wrong on our side" in html
+    assert "secret internal detail" not in html and "Traceback" not in html
+
+
+def test_telemetry_is_stored_and_forged_values_are_clamped(walker, demo_study):
+    """Browser events are stored; malformed or absurd values cannot break or skew the record."""
+    walker.enter()
+    walker.consent()
+    walker.instructions()
+    walker.answer(
+        "day and night",
+        events='{"paste_count": 2, "paste_chars": 40, "hidden_ms": 1500, "blur_count": 1,'
+        ' "events": [{"t": 10, "type": "paste", "chars": 20, "evil": "x"}]}',
+    )
+    r = TaskResponse.objects.get(position=0)
+    assert (r.paste_count, r.paste_chars, r.hidden_ms, r.blur_count) == (2, 40, 1500, 1)
+    assert r.client_events == [{"t": 10, "type": "paste", "chars": 20}]
+    walker.answer("gender", events='{"paste_count": -5, "hidden_ms": 1e30, "events": "x"}')
+    r = TaskResponse.objects.get(position=1)
+    assert r.paste_count == 0 and r.hidden_ms == 24 * 60 * 60 * 1000 and r.client_events == []
+    walker.answer("crops", events="not json")
+    assert TaskResponse.objects.get(position=2).paste_count == 0
+
+
+def test_text_order_is_shuffled_per_participant_from_recorded_seed(client, demo_study):
+    """Each participant's text order is a permutation recorded with the answer and reproducible."""
+    from spotlight_study.participation.selectors import text_order
+
+    orders = set()
+    for _ in range(4):
+        client.cookies.clear()
+        w = Walker(client, demo_study.slug)
+        w.enter()
+        w.consent()
+        w.instructions()
+        w.page()
+        p = Participant.objects.get(prolific_pid=w.pid)
+        r = TaskResponse.objects.get(participant=p, position=0)
+        assert sorted(r.group1_order) == list(range(10))
+        assert r.group1_order == text_order(shuffle_seed=p.shuffle_seed, setting_key="angler:1", n=10)
+        html = w.last_page.content.decode()
+        training = demo_study.settings.get(key="angler")
+        positions = [html.index(training.group1_texts[i]) for i in r.group1_order]
+        assert positions == sorted(positions)
+        orders.add(tuple(r.group1_order))
+    assert len(orders) > 1
