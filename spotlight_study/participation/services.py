@@ -19,7 +19,6 @@ from spotlight_study.studies.models import Setting, Study
 from spotlight_study.studies.selectors import (
     setting_for_key,
     study_cells,
-    study_get_with_settings,
     training_setting,
 )
 
@@ -232,6 +231,7 @@ def instruction_check_passes(*, answer: str, keywords: list[str]) -> bool:
 
 def answer_submit(
     *,
+    study: Study,
     participant_id: int,
     token: str,
     answer: str,
@@ -242,6 +242,8 @@ def answer_submit(
 
     Parameters
     ----------
+    study : Study
+        The participant's study with settings prefetched (``study_get_with_settings``).
     answer : str
         The participant's text, already stripped; 1..``study.max_answer_chars`` characters.
     telemetry : Telemetry
@@ -267,17 +269,17 @@ def answer_submit(
     now = now or timezone.now()
     with transaction.atomic():
         p = _lock(participant_id, token)
-        study = p.study
+        if p.study_id != study.pk:
+            raise ValueError("The participant belongs to another study.")
         if not answer or len(answer) > study.max_answer_chars:
             raise InvalidAnswer(
                 f"Please write an answer of at most {study.max_answer_chars} characters."
             )
-        full_study = study_get_with_settings(slug=study.slug)
-        setting, condition, position = current_task(p, full_study)
+        setting, condition, position = current_task(p, study)
         response = TaskResponse.objects.filter(participant=p, position=position).first()
         if response is None:
             # Posted without the page having been served (e.g. a crafted request): time starts now.
-            response = task_serve(participant=p, study=full_study, now=now)
+            response = task_serve(participant=p, study=study, now=now)
         if response.answered_at is not None:
             raise StaleStep("That page was already submitted. Here is where you are now.")
         response.answer = answer

@@ -122,6 +122,7 @@ def _post(request: HttpRequest, study: Study, participant: Participant) -> HttpR
             if not form.is_valid():
                 return _render_step(request, study, participant, form=form, status=400)
             p = services.answer_submit(
+                study=study,
                 participant_id=participant.pk,
                 token=form.cleaned_data["token"],
                 answer=form.cleaned_data["answer"],
