@@ -1,0 +1,513 @@
+"""The written report, in Markdown and self-contained HTML.
+
+Both formats are rendered from one list of blocks, so they always say the
+same thing. Values that come from the data (setting names, items, exclusion
+reasons) are escaped for each format.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from .figures import AGREEMENT_LABELS, CONDITION_LABELS, FREQUENCY_LABELS, item_label
+
+__all__ = ["render_html", "render_markdown", "write_report"]
+
+
+# --------------------------------------------------------------------------
+# a tiny document model
+# --------------------------------------------------------------------------
+class _U(str):
+    """Text taken from the data: escaped in Markdown as well as in HTML."""
+
+
+class _C(str):
+    """Inline code (hashes, commands)."""
+
+
+class _Heading:
+    def __init__(self, level: int, text: str):
+        self.level, self.text = level, text
+
+
+class _Para:
+    def __init__(self, *parts: str):
+        self.parts = parts
+
+
+class _Bullets:
+    def __init__(self, items: Sequence[Sequence[str]]):
+        self.items = items
+
+
+class _Table:
+    def __init__(self, headers: Sequence[str], rows: Sequence[Sequence[str]]):
+        self.headers, self.rows = headers, rows
+
+
+class _Fig:
+    def __init__(self, name: str, caption: str):
+        self.name, self.caption = name, caption
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
+
+
+def _md_inline(parts: Sequence[str], *, in_table: bool = False) -> str:
+    out = []
+    for part in parts:
+        if isinstance(part, _U):
+            out.append(_MD_SPECIAL.sub(r"\\\1", part))  # escapes "|" too
+            continue
+        if isinstance(part, _C):
+            part = f"`{part.replace('`', '')}`"
+        # A pipe ends a table cell even inside backticks unless escaped (GFM).
+        out.append(part.replace("|", "\\|") if in_table else part)
+    return "".join(out)
+
+
+def _html_inline(parts: Sequence[str]) -> str:
+    return "".join(
+        f"<code>{html.escape(p)}</code>" if isinstance(p, _C) else html.escape(p) for p in parts
+    )
+
+
+def _as_parts(cell) -> Sequence[str]:
+    return cell if isinstance(cell, (list, tuple)) else (cell,)
+
+
+# --------------------------------------------------------------------------
+# formatting numbers in words
+# --------------------------------------------------------------------------
+def _p(p) -> str:
+    if p is None:
+        return "undefined"
+    if p >= 0.01:
+        return f"{p:.3f}"
+    if p >= 0.001:
+        return f"{p:.4f}"
+    return f"{p:.1e}"
+
+
+def _num(x, digits: int = 2) -> str:
+    return "undefined" if x is None else f"{x:.{digits}f}"
+
+
+def _pct(x) -> str:
+    return "undefined" if x is None else f"{100 * x:.1f}%"
+
+
+def _ci(ci) -> str:
+    return f"{_pct(ci[0])} to {_pct(ci[1])}"
+
+
+_PROPORTION_H1 = {
+    "larger": "one-sided, alternative: the rate with {treat} is larger than without the pattern",
+    "smaller": "one-sided, alternative: the rate with {treat} is smaller than without the pattern",
+    "two-sided": "two-sided, alternative: the rates differ",
+}
+_RANK_H1 = {
+    "greater": "one-sided, alternative: answers for the setting with the pattern are higher",
+    "less": "one-sided, alternative: answers for the setting with the pattern are lower",
+    "two-sided": "two-sided, alternative: the answers differ",
+}
+
+
+# --------------------------------------------------------------------------
+# content
+# --------------------------------------------------------------------------
+def _identification_blocks(results: Mapping, section: str, treatment: str, treat_words: str) -> list:
+    blocks: list = []
+    family = results["holm"][section]
+    m = sum(1 for v in family.values() if v["p"] is not None)
+    rows = []
+    for setting, r in results[section].items():
+        k, n = r[f"k_{treatment}"], r[f"n_{treatment}"]
+        parts = [
+            "Setting ", _U(setting),
+            (f": with {treat_words}, {k} of {n} participants "
+             f"({_pct(r[f'rate_{treatment}'])}, 95% Wilson CI {_ci(r[f'ci_{treatment}'])}) identified the "
+             f"target difference; without the pattern, {r['k_no_pattern']} of {r['n_no_pattern']} "
+             f"({_pct(r['rate_no_pattern'])}, 95% Wilson CI {_ci(r['ci_no_pattern'])}). "),
+            "Two-proportion z-test (normal approximation, pooled variance), "
+            + _PROPORTION_H1[r["alternative"]].format(treat=treat_words) + ": ",
+        ]
+        if r["z"] is None:
+            parts.append(
+                f"undefined, because all participants in both groups had the same outcome "
+                f"(n = {n} and {r['n_no_pattern']}). "
+            )
+        else:
+            parts.append(
+                f"z = {_num(r['z'])}, p = {_p(r['p'])}, n = {n} with and {r['n_no_pattern']} without; "
+                f"Holm-adjusted across the {m} setting(s): p = {_p(family[setting]['p_holm'])}. "
+            )
+        parts.append(
+            f"Cohen's h = {_num(r['cohens_h'])}. Fisher's exact test with the same alternative: "
+            f"p = {_p(r['fisher_p'])}."
+        )
+        blocks.append(_Para(*parts))
+        rows.append([
+            _U(setting), f"{k}/{n} ({_pct(r[f'rate_{treatment}'])})",
+            f"{r['k_no_pattern']}/{r['n_no_pattern']} ({_pct(r['rate_no_pattern'])})",
+            _num(r["z"]), _p(r["p"]), _p(family[setting]["p_holm"]), _num(r["cohens_h"]),
+            _p(r["fisher_p"]),
+        ])
+    blocks.append(_Table(["Setting", f"With {treat_words}", "Without pattern", "z", "p", "p (Holm)",
+                         "Cohen's h", "Fisher p"], rows))
+    return blocks
+
+
+def _blocks(results: Mapping, tables: Mapping[str, pd.DataFrame]) -> list:
+    part = results["participants"]
+    blocks: list = [
+        _Heading(1, "Study analysis report"),
+        _Para("Input SHA-256: ", _C(results["input_sha256"] or "not available (built from DataFrames)"),
+             ". The numbers below come from exactly this input; the fingerprint is the SHA-256 of the "
+             "output of ", _C("sha256sum responses.csv survey.csv"),
+             ", so it can be checked in the export directory with ",
+             _C("sha256sum responses.csv survey.csv | sha256sum"), "."),
+    ]
+    if results["input_files"]:
+        blocks.append(_Bullets([[_U(name), ": ", _C(sha)] for name, sha in results["input_files"].items()]))
+
+    # participants
+    blocks += [
+        _Heading(2, "Participants and exclusions"),
+        _Para(f"{part['total']} participants appear in the data; {part['excluded']} were excluded and "
+             f"{part['included']} are analysed. An excluded participant is removed from every test and "
+             "every descriptive statistic, in both settings and in the survey."),
+    ]
+    if results["exclusions"]:
+        blocks.append(_Table(["Reason", "Participants"],
+                            [[_U(reason), str(count)] for reason, count in results["exclusions"].items()]))
+    else:
+        blocks.append(_Para("No participant was excluded."))
+
+    # identification
+    blocks += [
+        _Heading(2, "Identification of the target difference"),
+        _Para("Share of participants whose answer identified the target difference, per setting, with "
+             "and without the token pattern."),
+        *_identification_blocks(results, "identification", "pattern", "the pattern"),
+        _Fig("identification_rate", "Identification rate by setting and condition, with 95% Wilson "
+            "confidence intervals; k/n above each bar."),
+    ]
+    if results["identification_with_distractors"]:
+        blocks += [
+            _Heading(3, "Pattern with distractors"),
+            _Para("Settings that also had a condition with the target pattern mixed with distractor "
+                 "patterns; that group is compared with the group without any pattern."),
+            *_identification_blocks(results, "identification_with_distractors",
+                                    "pattern_with_distractors", "pattern and distractors"),
+        ]
+
+    # time on task
+    blocks += [
+        _Heading(2, "Time on task"),
+        _Para("Time from loading the task page to submitting the answer, measured by the server, in "
+             "seconds. SD is the sample standard deviation (undefined for a single participant)."),
+        _Table(["Setting", "Condition", "n", "Mean (s)", "Median (s)", "SD (s)"],
+              [[_U(s), CONDITION_LABELS.get(c, c), str(v["n"]), _num(v["mean_s"], 1),
+                _num(v["median_s"], 1), _num(v["sd_s"], 1)]
+               for s, by_c in results["time_on_task"].items() for c, v in by_c.items()]),
+    ]
+
+    # other differences
+    outcomes = tables["outcomes"]
+    blocks += [
+        _Heading(2, "Other differences"),
+        _Para("Share of participants who reported other, non-systematic differences between the groups, "
+             "and share who stated that there was no difference, per setting and condition."),
+        _Table(["Setting", "Condition", "n", "Other differences", "No difference"],
+              [[_U(r.setting), CONDITION_LABELS.get(r.condition, r.condition), str(r.n),
+                f"{r.k_other_difference} ({_pct(r.share_other_difference)})",
+                f"{r.k_no_difference} ({_pct(r.share_no_difference)})"] for r in outcomes.itertuples()]),
+    ]
+
+    # survey
+    blocks.append(_Heading(2, "Post-task survey"))
+    likert_table = tables["likert"].set_index("item") if not tables["likert"].empty else None
+    if results["likert"]:
+        m = sum(1 for v in results["holm"]["likert"].values() if v["p"] is not None)
+        blocks.append(_Para(
+            "Each participant rated, once for the setting with the pattern and once for the setting "
+            f"without it, 5-point items from {AGREEMENT_LABELS[0]} (1) to {AGREEMENT_LABELS[-1]} (5). "
+            "The answers are compared with a Mann-Whitney U test (ordinal data; scipy, with continuity "
+            "correction), as in the reference study, and, as a within-subject check, with a Wilcoxon "
+            "signed-rank test on participants who answered both."))
+        rows = []
+        for item, r in results["likert"].items():
+            paired = results["likert_paired"][item]
+            med_p = likert_table.loc[item, "median_pattern"]
+            med_np = likert_table.loc[item, "median_no_pattern"]
+            blocks.append(_Para(
+                "Item ", _U(item), " (", _U(item_label(item)), "): Mann-Whitney U test, "
+                f"{_RANK_H1[r['alternative']]}: U = {_num(r['U'], 1)}, p = {_p(r['p'])}, "
+                f"n = {r['n_pattern']} with and {r['n_no_pattern']} without the pattern; rank-biserial "
+                f"correlation = {_num(r['rbc'])} (positive: higher with the pattern); median {med_p:g} "
+                f"with and {med_np:g} without. Holm-adjusted across the {m} item(s): "
+                f"p = {_p(results['holm']['likert'][item]['p_holm'])}. "
+                f"Wilcoxon signed-rank test on {paired['n_pairs']} pairs "
+                f"({paired['n_nonzero']} non-zero differences), same alternative: "
+                + (f"W = {_num(paired['W'], 1)}, p = {_p(paired['p'])}."
+                   if paired["p"] is not None else "undefined (no non-zero difference).")))
+            rows.append([_U(item), r["alternative"], _num(r["U"], 1), _p(r["p"]),
+                         _p(results["holm"]["likert"][item]["p_holm"]), _num(r["rbc"]),
+                         str(r["n_pattern"]), str(r["n_no_pattern"]), _num(paired["W"], 1), _p(paired["p"])])
+        blocks.append(_Table(["Item", "Alternative", "U", "p", "p (Holm)", "rbc", "n with", "n without",
+                             "Wilcoxon W", "Wilcoxon p"], rows))
+    else:
+        blocks.append(_Para("No per-condition survey answers from included participants."))
+    blocks.append(_Fig("likert", "Survey answers by condition as diverging stacked bars: disagreement "
+                               "to the left of zero, agreement to the right, neutral split across zero."))
+
+    # background
+    blocks.append(_Heading(2, "Background"))
+    if results["background"]:
+        blocks.append(_Para("How often participants did each activity in the last 12 months (shown as "
+                           "distributions only; not tested)."))
+        blocks.append(_Table(["Item", *FREQUENCY_LABELS, "n"],
+                            [[_U(item_label(item)), *(str(c[str(level)]) for level in range(1, 6)), str(c["n"])]
+                             for item, c in results["background"].items()]))
+    else:
+        blocks.append(_Para("No background answers from included participants."))
+    blocks.append(_Fig("background", "Distribution of the background answers."))
+
+    # methods
+    sw = results["software"]
+    params = results["parameters"]
+    blocks += [
+        _Heading(2, "Methods"),
+        _Bullets([
+            ["Identification: statsmodels ", _C("proportions_ztest"), " (pooled variance), Wilson intervals (",
+             _C("proportion_confint(method='wilson')"), f", {100 * (1 - params['alpha']):.0f}%), Cohen's h (",
+             _C("proportion_effectsize"), "), scipy ", _C("fisher_exact"), "."],
+            ["Survey: scipy ", _C("mannwhitneyu(x=pattern, y=no_pattern)"),
+             "; rank-biserial correlation 2U/(n1 n2) - 1 (Kerby 2014); scipy ", _C("wilcoxon"),
+             (" on per-participant pairs, zero differences dropped; W is the rank sum of positive differences "
+              "(pattern minus no pattern) for one-sided tests and the smaller rank sum for two-sided tests.")],
+            ["Holm correction (statsmodels ", _C("multipletests(method='holm')"),
+             (f", alpha = {params['alpha']}) within each family: identification tests across settings, "
+              "distractor tests across settings, Mann-Whitney tests across items, Wilcoxon tests across items. "
+              "Reported p-values are unadjusted unless marked Holm.")],
+            ["Software: " + ", ".join(f"{name} {version}" for name, version in sw.items()) + "."],
+            ["Tables behind every number are in ", _C("tables/"), "; all numbers are in ", _C("results.json"), "."],
+        ]),
+    ]
+    return blocks
+
+
+# --------------------------------------------------------------------------
+# rendering
+# --------------------------------------------------------------------------
+def _relative(path: Path, base: Path) -> str:
+    return Path(os.path.relpath(path, base)).as_posix()
+
+
+def render_markdown(results: Mapping, tables: Mapping[str, pd.DataFrame],
+                    figures: Mapping[str, Mapping[str, Path]], base_dir: str | Path) -> str:
+    """Render the report as Markdown.
+
+    Parameters
+    ----------
+    results : Mapping
+        ``results.json`` content with undefined numbers as None (for
+        example ``json.loads(analysis.to_json(results))``).
+    tables : mapping of str to pandas.DataFrame
+        From :func:`analysis.build_tables`.
+    figures : mapping
+        ``{name: {"png": Path, "svg": Path}}`` from
+        :func:`analysis.figures.write_figures`.
+    base_dir : str or pathlib.Path
+        Directory the report will be saved in; figure links are relative to
+        it.
+
+    Returns
+    -------
+    str
+        GitHub-flavoured Markdown; figures are linked (SVG shown, PNG
+        linked).
+
+    Raises
+    ------
+    KeyError
+        If a section of ``results`` or a table is missing.
+
+    Notes
+    -----
+    Data-derived text is backslash-escaped, so a setting named ``a|b``
+    cannot break a table.
+
+    References
+    ----------
+    .. [1] GitHub Flavored Markdown Spec, version 0.29.
+
+    Examples
+    --------
+    >>> text = render_markdown(results, tables, figures, "out/")  # doctest: +SKIP
+    >>> text.splitlines()[0]  # doctest: +SKIP
+    '# Study analysis report'
+    """
+    base = Path(base_dir)
+    lines: list[str] = []
+    for block in _blocks(results, tables):
+        if isinstance(block, _Heading):
+            lines += ["#" * block.level + " " + block.text, ""]
+        elif isinstance(block, _Para):
+            lines += [_md_inline(block.parts), ""]
+        elif isinstance(block, _Bullets):
+            lines += [f"- {_md_inline(item)}" for item in block.items] + [""]
+        elif isinstance(block, _Table):
+            cell = lambda c: _md_inline(_as_parts(c), in_table=True)
+            lines.append("| " + " | ".join(cell(h) for h in block.headers) + " |")
+            lines.append("|" + "|".join("---" for _ in block.headers) + "|")
+            lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in block.rows]
+            lines.append("")
+        elif isinstance(block, _Fig):
+            paths = figures[block.name]
+            lines += [f"![{block.caption}]({_relative(paths['svg'], base)})", "",
+                      f"*{block.caption}* ([PNG]({_relative(paths['png'], base)}))", ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+_CSS = """
+body { font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem;
+       line-height: 1.5; color: #222; }
+table { border-collapse: collapse; margin: 1rem 0; font-size: 0.9rem; }
+th, td { border: 1px solid #ccc; padding: 0.25rem 0.6rem; text-align: left; }
+th { background: #f3f3f3; }
+figure { margin: 1.5rem 0; }
+figure img { max-width: 100%; height: auto; }
+figcaption { font-size: 0.9rem; color: #555; }
+code { font-size: 0.85rem; word-break: break-all; }
+"""
+
+
+def render_html(results: Mapping, tables: Mapping[str, pd.DataFrame],
+                figures: Mapping[str, Mapping[str, Path]], base_dir: str | Path) -> str:
+    """Render the report as one self-contained HTML page.
+
+    Parameters
+    ----------
+    results : Mapping
+        ``results.json`` content with undefined numbers as None.
+    tables : mapping of str to pandas.DataFrame
+        From :func:`analysis.build_tables`.
+    figures : mapping
+        ``{name: {"png": Path, "svg": Path}}``; the PNG files must exist.
+    base_dir : str or pathlib.Path
+        Directory the report will be saved in; the SVG links are relative to
+        it.
+
+    Returns
+    -------
+    str
+        An HTML5 document. Each figure's PNG is embedded as a base64
+        ``data:`` URI, so the page can be served or mailed on its own; a
+        link to the SVG is added next to it.
+
+    Raises
+    ------
+    KeyError
+        If a section of ``results`` or a table is missing.
+    OSError
+        If a PNG cannot be read.
+
+    Notes
+    -----
+    All text is escaped with :func:`html.escape`; the page loads nothing
+    from the network.
+
+    References
+    ----------
+    .. [1] WHATWG HTML Living Standard, "The img element".
+
+    Examples
+    --------
+    >>> page = render_html(results, tables, figures, "out/")  # doctest: +SKIP
+    >>> page.startswith("<!DOCTYPE html>")  # doctest: +SKIP
+    True
+    """
+    base = Path(base_dir)
+    body: list[str] = []
+    for block in _blocks(results, tables):
+        if isinstance(block, _Heading):
+            body.append(f"<h{block.level}>{html.escape(block.text)}</h{block.level}>")
+        elif isinstance(block, _Para):
+            body.append(f"<p>{_html_inline(block.parts)}</p>")
+        elif isinstance(block, _Bullets):
+            body.append("<ul>" + "".join(f"<li>{_html_inline(i)}</li>" for i in block.items) + "</ul>")
+        elif isinstance(block, _Table):
+            head = "".join(f"<th>{_html_inline(_as_parts(h))}</th>" for h in block.headers)
+            rows = "".join("<tr>" + "".join(f"<td>{_html_inline(_as_parts(c))}</td>" for c in row) + "</tr>"
+                           for row in block.rows)
+            body.append(f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
+        elif isinstance(block, _Fig):
+            paths = figures[block.name]
+            data = base64.b64encode(Path(paths["png"]).read_bytes()).decode("ascii")
+            caption = html.escape(block.caption)
+            svg = html.escape(_relative(paths["svg"], base))
+            body.append(
+                f'<figure id="fig-{block.name}"><img src="data:image/png;base64,{data}" alt="{caption}">'
+                f'<figcaption>{caption} (<a href="{svg}">SVG</a>)</figcaption></figure>'
+            )
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+        "<title>Study analysis report</title>\n<style>" + _CSS + "</style>\n</head>\n<body>\n"
+        + "\n".join(body) + "\n</body>\n</html>\n"
+    )
+
+
+def write_report(results: Mapping, tables: Mapping[str, pd.DataFrame],
+                 figures: Mapping[str, Mapping[str, Path]], out_dir: str | Path) -> dict[str, Path]:
+    """Write ``report.md`` and ``report.html`` into ``out_dir``.
+
+    Parameters
+    ----------
+    results : Mapping
+        ``results.json`` content with undefined numbers as None.
+    tables : mapping of str to pandas.DataFrame
+        From :func:`analysis.build_tables`.
+    figures : mapping
+        From :func:`analysis.figures.write_figures`, with files under
+        ``out_dir``.
+    out_dir : str or pathlib.Path
+        Output directory (must exist).
+
+    Returns
+    -------
+    dict of str to pathlib.Path
+        ``{"md": path, "html": path}``.
+
+    Raises
+    ------
+    OSError
+        If a file cannot be written or a figure read.
+
+    Notes
+    -----
+    See :func:`render_markdown` and :func:`render_html`.
+
+    References
+    ----------
+    .. [1] Issue 4, "analysis/": report contents.
+
+    Examples
+    --------
+    >>> write_report(results, tables, figures, "out/")["md"].name  # doctest: +SKIP
+    'report.md'
+    """
+    out = Path(out_dir)
+    md, page = out / "report.md", out / "report.html"
+    md.write_text(render_markdown(results, tables, figures, out), encoding="utf-8")
+    page.write_text(render_html(results, tables, figures, out), encoding="utf-8")
+    return {"md": md, "html": page}
