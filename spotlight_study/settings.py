@@ -36,6 +36,7 @@ INSTALLED_APPS = [
     "spotlight_study.studies",
     "spotlight_study.participation",
     "spotlight_study.researcher",
+    "spotlight_study.annotation",
 ]
 
 MIDDLEWARE = [
@@ -161,6 +162,8 @@ REST_FRAMEWORK = {
 }
 
 PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete"
+# The latest analysis report of each study (written by `manage.py analyze`).
+ANALYSIS_ROOT = Path(env("ANALYSIS_ROOT", default=str(VAR_DIR / "analysis")))
 
 LOGGING = {
     "version": 1,

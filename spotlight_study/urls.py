@@ -10,5 +10,6 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("researcher/", include("spotlight_study.researcher.urls")),
+    path("annotate/", include("spotlight_study.annotation.urls")),
     path("", include("spotlight_study.participation.urls")),
 ]

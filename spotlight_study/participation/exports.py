@@ -9,6 +9,7 @@ import csv
 from collections import Counter
 from pathlib import Path
 
+from spotlight_study.annotation.selectors import final_labels_by_response
 from spotlight_study.studies.models import Setting, Study
 
 from .models import Participant
@@ -31,13 +32,45 @@ def _iso(value) -> str:
     return value.isoformat() if value else ""
 
 
-def _exclusion(p: Participant) -> str:
-    """The exclusion known before annotation; annotation may add or confirm reasons later."""
-    if p.instruction_check_passed is False:
+def _exclusion(p: Participant, training_final=None, final=None) -> str:
+    """The reason to exclude a participant's answer, or ``""``.
+
+    In order: ``failed_instruction_check`` (the final label of the training answer decides when
+    it exists: the check fails if that label does not have the target identified or excludes it
+    as ``failed_instruction_check``; otherwise the automatic keyword check decides);
+    ``incomplete``; the answer's own final-label exclusion; an exclusion of the training answer's
+    final label (e.g. ``ai_generated``), which applies to all of the participant's answers.
+    """
+    if training_final is not None:
+        check_failed = (
+            not training_final.identified
+            or training_final.exclusion == "failed_instruction_check"
+        )
+    else:
+        check_failed = p.instruction_check_passed is False
+    if check_failed:
         return "failed_instruction_check"
     if p.status != Participant.Status.COMPLETED:
         return "incomplete"
+    if final is not None and final.exclusion != "none":
+        return final.exclusion
+    if training_final is not None and training_final.exclusion not in (
+        "none",
+        "failed_instruction_check",
+    ):
+        return training_final.exclusion
     return ""
+
+
+def _labels(final) -> dict:
+    """The 0/1 label columns from a final label (``other_difference``: at least one tag)."""
+    if final is None:
+        return {"identified": "", "other_difference": "", "no_difference": ""}
+    return {
+        "identified": int(final.identified),
+        "other_difference": int(bool(final.tags)),
+        "no_difference": int(final.no_difference),
+    }
 
 
 def export_rows(*, study: Study) -> dict[str, list[dict]]:
@@ -49,10 +82,12 @@ def export_rows(*, study: Study) -> dict[str, list[dict]]:
         ``{"responses": [...], "survey": [...], "participants": [...]}``, each a list of dicts
         keyed by the ``*_COLUMNS`` of this module. ``responses`` has one row per participant x
         main setting with a saved answer; ``time_on_task_ms`` is in ms. Label columns
-        (``identified``, ``other_difference``, ``no_difference``) are empty until annotated.
-        ``excluded``/``exclusion_reason`` are pre-filled for incomplete participants and failed
-        instruction checks.
+        (``identified``, ``other_difference``, ``no_difference``) come from the answer's final
+        label (agreed or adjudicated blind annotation) and are empty until it exists.
+        ``excluded``/``exclusion_reason`` follow :func:`_exclusion`: before annotation they are
+        pre-filled for incomplete participants and failed (automatic) instruction checks.
     """
+    finals = final_labels_by_response(study=study)
     participants = list(participants_for_export(study=study))
     answers = Counter(
         r.answer.strip().lower()
@@ -63,7 +98,14 @@ def export_rows(*, study: Study) -> dict[str, list[dict]]:
     responses, survey, people = [], [], []
     for p in participants:
         pseudonym = participant_pseudonym(study=study, prolific_pid=p.prolific_pid)
-        reason = _exclusion(p)
+        training_final = next(
+            (
+                finals.get(r.pk)
+                for r in p.responses.all()
+                if r.setting.kind == Setting.Kind.TRAINING
+            ),
+            None,
+        )
         training_answer = ""
         for r in p.responses.all():
             if r.setting.kind == Setting.Kind.TRAINING:
@@ -80,6 +122,8 @@ def export_rows(*, study: Study) -> dict[str, list[dict]]:
                 flags.append("identical_answer")
             if p.instruction_check_passed is False:
                 flags.append("failed_instruction_check")
+            final = finals.get(r.pk)
+            reason = _exclusion(p, training_final, final)
             responses.append(
                 {
                     "participant": pseudonym,
@@ -97,9 +141,7 @@ def export_rows(*, study: Study) -> dict[str, list[dict]]:
                     "blur_count": r.blur_count,
                     "serve_count": r.serve_count,
                     "flags": ";".join(flags),
-                    "identified": "",
-                    "other_difference": "",
-                    "no_difference": "",
+                    **_labels(final),
                     "excluded": 1 if reason else 0,
                     "exclusion_reason": reason,
                 }

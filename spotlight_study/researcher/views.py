@@ -1,11 +1,19 @@
-"""Researcher pages (staff only). The preview walks the flow with GET links and records nothing."""
+"""Researcher pages (staff and the ``researchers`` group; other logged-in users get 403).
+
+The preview walks the flow with GET links and records nothing.
+"""
 from __future__ import annotations
 
-from django.contrib.admin.views.decorators import staff_member_required
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 
+from spotlight_study.annotation.roles import (
+    is_adjudicator,
+    is_annotator,
+    is_researcher,
+    researcher_required,
+)
 from spotlight_study.participation.forms import AnswerForm, ConsentForm, StepForm, SurveyForm
 from spotlight_study.participation.selectors import study_dashboard, task_page
 from spotlight_study.studies.models import Study
@@ -25,13 +33,25 @@ def _study(slug: str) -> Study:
         raise Http404("No such study.") from None
 
 
-@staff_member_required
 def study_list(request: HttpRequest) -> HttpResponse:
-    """All studies with links to their pages."""
+    """All studies with links to their pages.
+
+    This is where everyone lands after logging in, so annotators and adjudicators who are not
+    researchers are sent on to their annotation home.
+    """
+    user = request.user
+    other_role = is_annotator(user) or is_adjudicator(user)
+    if user.is_authenticated and not is_researcher(user) and other_role:
+        return redirect("annotation:home")
+    return _study_list(request)
+
+
+@researcher_required
+def _study_list(request: HttpRequest) -> HttpResponse:
     return render(request, "researcher/study_list.html", {"studies": select_studies()})
 
 
-@staff_member_required
+@researcher_required
 def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
     """Participants per cell, median time per task and flags, live from the database."""
     study = _study(slug)
@@ -54,14 +74,14 @@ def _pages(n_tasks: int) -> list[str]:
     ]
 
 
-@staff_member_required
+@researcher_required
 def preview_index(request: HttpRequest, slug: str) -> HttpResponse:
     """The study's cells, each with a link to walk its flow."""
     study = _study(slug)
     return render(request, "researcher/preview_index.html", {"study": study, "cells": study_cells(study)})
 
 
-@staff_member_required
+@researcher_required
 def preview_page(request: HttpRequest, slug: str, cell: int, page: str) -> HttpResponse:
     """One page of the flow as a participant in ``cell`` would see it. Records nothing."""
     study = _study(slug)

@@ -76,6 +76,13 @@ class Study(models.Model):
         default=list, help_text='Condition values, e.g. ["no_pattern", "pattern"].'
     )
     survey = models.JSONField(default=dict)
+    annotators_per_item = models.PositiveSmallIntegerField(
+        default=2, help_text="Blind annotation: how many annotators label each answer (k)."
+    )
+    annotation_reservation_minutes = models.PositiveIntegerField(
+        default=30,
+        help_text="Blind annotation: an item opened by an annotator is released after this long.",
+    )
     pseudonym_salt = models.CharField(max_length=64, default=_new_salt, editable=False)
 
     created_at = models.DateTimeField(auto_now_add=True)
@@ -87,6 +94,10 @@ class Study(models.Model):
             models.CheckConstraint(
                 condition=models.Q(maximum_minutes__gte=models.F("estimated_minutes")),
                 name="study_max_minutes_gte_estimate",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(annotators_per_item__gte=1),
+                name="study_annotators_per_item_gte_1",
             ),
         ]
 
@@ -126,6 +137,16 @@ class Setting(models.Model):
         default=list,
         blank=True,
         help_text="Training only: the instruction check passes if the answer contains any of these.",
+    )
+    annotation_tags = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Blind annotation: the codebook of other differences (tags), e.g. "
+        '["profession", "hard work"]; annotators may add more.',
+    )
+    surface_difference = models.TextField(
+        blank=True,
+        help_text="Blind annotation: the obvious surface difference, e.g. the name Smith vs Li.",
     )
 
     created_at = models.DateTimeField(auto_now_add=True)

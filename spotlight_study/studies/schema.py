@@ -110,6 +110,42 @@ class CompletionCodesSerializer(serializers.Serializer):
     no_consent = serializers.CharField(max_length=40)
 
 
+def normalize_tag(value: str) -> str:
+    """A codebook tag in canonical form: stripped, lower case, inner whitespace collapsed."""
+    return " ".join(value.split()).lower()
+
+
+class AnnotationSettingSerializer(serializers.Serializer):
+    """Annotation schema of one setting: its codebook of tags and its surface difference."""
+
+    tags = serializers.ListField(
+        child=serializers.CharField(max_length=60), required=False, default=list, max_length=200
+    )
+    surface_difference = serializers.CharField(
+        max_length=500, required=False, allow_blank=True, default=""
+    )
+
+    def validate_tags(self, value: list[str]) -> list[str]:
+        tags = [normalize_tag(t) for t in value]
+        dupes = sorted({t for t in tags if tags.count(t) > 1})
+        if dupes:
+            raise serializers.ValidationError(f"Tags repeat: {', '.join(dupes)}.")
+        return tags
+
+
+class AnnotationSerializer(serializers.Serializer):
+    """The optional ``annotation`` section: k, the reservation timeout and per-setting schemas.
+
+    Missing fields take their defaults (2 annotators per item, 30-minute reservations, no tags).
+    """
+
+    annotators_per_item = serializers.IntegerField(min_value=1, max_value=20, default=2)
+    reservation_minutes = serializers.IntegerField(min_value=1, max_value=1440, default=30)
+    settings = serializers.DictField(
+        child=AnnotationSettingSerializer(), required=False, default=dict
+    )
+
+
 class StudyFileSerializer(serializers.Serializer):
     """The whole study file."""
 
@@ -138,6 +174,7 @@ class StudyFileSerializer(serializers.Serializer):
     training = TrainingSettingSerializer()
     settings = SettingSerializer(many=True, min_length=1, max_length=12)
     survey = SurveySerializer()
+    annotation = AnnotationSerializer(required=False)
 
     def validate_conditions(self, value: list[str]) -> list[str]:
         if len(set(value)) != len(value):
@@ -167,6 +204,10 @@ class StudyFileSerializer(serializers.Serializer):
                 errors[f"settings[{i}].distractor_patterns"] = (
                     "Needed because the pattern_with_distractors condition is in use."
                 )
+        known_keys = {attrs["training"]["key"]} | {s["key"] for s in attrs["settings"]}
+        for key in (attrs.get("annotation") or {}).get("settings", {}):
+            if key not in known_keys:
+                errors[f"annotation.settings.{key}"] = "No setting has this key."
         missing = [c for c in conditions if c not in attrs["survey"]["condition_intros"]]
         if missing:
             errors["survey.condition_intros"] = f"Missing an intro for: {', '.join(missing)}."

@@ -14,7 +14,10 @@ class StudyImportError(Exception):
     """A valid study file that cannot be applied to the database in its current state."""
 
 
-def _create_setting(*, study: Study, data: dict, kind: str, position: int) -> Setting:
+def _create_setting(
+    *, study: Study, data: dict, kind: str, position: int, annotation: dict | None = None
+) -> Setting:
+    annotation = annotation or {}
     setting = Setting(
         study=study,
         key=data["key"],
@@ -25,6 +28,8 @@ def _create_setting(*, study: Study, data: dict, kind: str, position: int) -> Se
         group2_texts=list(data["group2"]),
         target_description=data.get("target_description", ""),
         check_keywords=list(data.get("check_keywords", [])),
+        annotation_tags=list(annotation.get("tags", [])),
+        surface_difference=annotation.get("surface_difference", ""),
     )
     setting.full_clean()
     setting.save()
@@ -52,7 +57,9 @@ def study_import(*, data: dict[str, Any], replace: bool = False) -> Study:
     ----------
     data : dict
         A parsed study file; validated here with
-        :func:`spotlight_study.studies.schema.validate_study_data`.
+        :func:`spotlight_study.studies.schema.validate_study_data`. Its optional ``annotation``
+        section sets ``annotators_per_item``, ``annotation_reservation_minutes`` and each
+        setting's ``annotation_tags`` and ``surface_difference`` (defaults: 2, 30, none, empty).
     replace : bool
         Replace an existing study with the same slug. Refused if it has participants, since their
         answers refer to its settings.
@@ -83,6 +90,8 @@ def study_import(*, data: dict[str, Any], replace: bool = False) -> Study:
             )
         existing.delete()
     codes = clean["completion_codes"]
+    annotation = _plain(clean.get("annotation") or {})
+    per_setting = annotation.get("settings", {})
     study = Study(
         slug=clean["slug"],
         title=clean["title"],
@@ -103,14 +112,29 @@ def study_import(*, data: dict[str, Any], replace: bool = False) -> Study:
         failed_check_policy=clean["failed_check_policy"],
         conditions=list(clean["conditions"]),
         survey=_plain(clean["survey"]),
+        annotators_per_item=annotation.get("annotators_per_item", 2),
+        annotation_reservation_minutes=annotation.get("reservation_minutes", 30),
     )
     if clean.get("task_prompt"):
         study.task_prompt = clean["task_prompt"]
     study.full_clean()
     study.save()
-    _create_setting(study=study, data=clean["training"], kind=Setting.Kind.TRAINING, position=0)
+    training = clean["training"]
+    _create_setting(
+        study=study,
+        data=training,
+        kind=Setting.Kind.TRAINING,
+        position=0,
+        annotation=per_setting.get(training["key"]),
+    )
     for position, setting in enumerate(clean["settings"]):
-        _create_setting(study=study, data=setting, kind=Setting.Kind.MAIN, position=position)
+        _create_setting(
+            study=study,
+            data=setting,
+            kind=Setting.Kind.MAIN,
+            position=position,
+            annotation=per_setting.get(setting["key"]),
+        )
     return study
 
 

@@ -12,8 +12,9 @@ ROLES = ("researchers", "annotators", "adjudicators")
 
 class Command(BaseCommand):
     help = (
-        "Create (or reset) the demo logins 'researcher' (staff) and 'annotator' with new random "
-        "passwords, and print them with a participant link for the demo study. For local use only."
+        "Create (or reset) the demo logins 'researcher' (staff), 'annotator' and 'adjudicator' "
+        "with new random passwords, and print them with a participant link for the demo study. "
+        "For local use only."
     )
 
     def add_arguments(self, parser):
@@ -29,6 +30,7 @@ class Command(BaseCommand):
         for username, staff, group in (
             ("researcher", True, "researchers"),
             ("annotator", False, "annotators"),
+            ("adjudicator", False, "adjudicators"),
         ):
             user, _ = User.objects.get_or_create(username=username)
             password = secrets.token_urlsafe(12)
@@ -50,6 +52,8 @@ class Command(BaseCommand):
                     f"  Researcher login:  {base}/accounts/login/  user 'researcher'  password '{logins['researcher']}'",
                     f"  Researcher page:   {base}/researcher/{slug}/",
                     f"  Annotator login:   {base}/accounts/login/  user 'annotator'  password '{logins['annotator']}'",
+                    f"  Adjudicator login: {base}/accounts/login/  user 'adjudicator'  password '{logins['adjudicator']}'",
+                    f"  Annotation page:   {base}/annotate/  (researchers: {base}/annotate/{slug}/overview/)",
                     "  (passwords are new each time this command runs)",
                     "",
                 ]

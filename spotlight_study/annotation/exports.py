@@ -1,0 +1,179 @@
+"""Annotation exports (researchers only): ``annotations.csv``, ``final_labels.csv`` and
+``agreement.csv``. Columns are documented in ``docs/annotation.md``.
+
+Annotators appear only as pseudonyms (``annotator_<n>``); participants only as their export
+pseudonym (``p_`` + 16 hex digits, as in ``responses.csv``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+from spotlight_study.participation.selectors import participant_pseudonym
+from spotlight_study.studies.models import Study
+
+from .models import LABEL_FIELDS
+from .selectors import (
+    agreement_report,
+    annotator_pseudonyms,
+    item_status,
+    items_with_labels,
+)
+
+ANNOTATIONS_COLUMNS = ["item", "setting", "annotator", "field", "value", "revision", "saved_at"]
+FINAL_LABELS_COLUMNS = [
+    "item",
+    "participant",
+    "setting",
+    "kind",
+    "condition",
+    "status",
+    "identified",
+    "surface_difference",
+    "no_difference",
+    "other_difference",
+    "tags",
+    "exclusion",
+    "exclusion_note",
+    "source",
+    "decided_at",
+]
+AGREEMENT_COLUMNS = [
+    "field",
+    "scope",
+    "n_items",
+    "n_annotators",
+    "n_ratings",
+    "percent_agreement",
+    "percent_agreement_note",
+    "cohen_kappa",
+    "cohen_kappa_note",
+    "krippendorff_alpha",
+    "krippendorff_alpha_note",
+]
+EXPORTS = ("annotations", "final_labels", "agreement")
+
+
+def _value(field: str, value) -> str | int:
+    if field == "tags":
+        return ";".join(sorted(value))
+    if isinstance(value, bool):
+        return int(value)
+    return value
+
+
+def annotations_rows(*, study: Study) -> list[dict]:
+    """One row per item x annotator x label field (:data:`~.models.LABEL_FIELDS`).
+
+    ``value``: booleans as 0/1, tags ``;``-separated; ``saved_at``: ISO 8601 UTC of the
+    annotator's last save; ``revision``: how many times they saved it.
+    """
+    pseudonyms = annotator_pseudonyms(study=study)
+    rows = []
+    for item in items_with_labels(study=study):
+        for a in sorted(item.annotations.all(), key=lambda a: pseudonyms.get(a.annotator_id, "")):
+            for field in LABEL_FIELDS:
+                rows.append(
+                    {
+                        "item": item.public_id,
+                        "setting": item.setting.key,
+                        "annotator": pseudonyms.get(a.annotator_id, "annotator_?"),
+                        "field": field,
+                        "value": _value(field, getattr(a, field)),
+                        "revision": a.revision,
+                        "saved_at": a.updated_at.isoformat(),
+                    }
+                )
+    return rows
+
+
+def final_label_rows(*, study: Study) -> list[dict]:
+    """One row per item, joined to participant pseudonym, setting, kind and condition.
+
+    ``status`` is ``final``, ``needs_adjudication`` or ``in_progress``; the label columns are
+    empty unless final. ``other_difference`` is 1 when the final label has at least one tag.
+    """
+    k = study.annotators_per_item
+    items = list(items_with_labels(study=study).select_related("response__participant"))
+    rows = []
+    for item in items:
+        final = getattr(
+            item, "final_label", None
+        )  # the missing reverse one-to-one is an AttributeError
+        participant = item.response.participant
+        row = {
+            "item": item.public_id,
+            "participant": participant_pseudonym(
+                study=study, prolific_pid=participant.prolific_pid
+            ),
+            "setting": item.setting.key,
+            "kind": item.setting.kind,
+            "condition": item.response.condition,
+            "status": item_status(annotations=list(item.annotations.all()), final=final, k=k),
+        }
+        if final is not None:
+            row.update({f: _value(f, getattr(final, f)) for f in LABEL_FIELDS})
+            row.update(
+                other_difference=int(bool(final.tags)),
+                source=final.source,
+                decided_at=final.decided_at.isoformat(),
+            )
+        rows.append(row)
+    return rows
+
+
+def _stat(stat) -> tuple[str, str]:
+    return ("" if stat.value is None else round(stat.value, 6), stat.undefined_reason)
+
+
+def agreement_rows(*, study: Study) -> list[dict]:
+    """One row per label and scope (see :func:`~.selectors.agreement_report`).
+
+    An undefined statistic has an empty value and its reason in the ``*_note`` column.
+    """
+    rows = []
+    for r in agreement_report(study=study):
+        a = r.result
+        row = {
+            "field": r.field,
+            "scope": r.scope,
+            "n_items": a.n_items,
+            "n_annotators": a.n_annotators,
+            "n_ratings": a.n_ratings,
+        }
+        for name in ("percent_agreement", "cohen_kappa", "krippendorff_alpha"):
+            row[name], row[f"{name}_note"] = _stat(getattr(a, name))
+        rows.append(row)
+    return rows
+
+
+_BUILDERS = {
+    "annotations": (ANNOTATIONS_COLUMNS, annotations_rows),
+    "final_labels": (FINAL_LABELS_COLUMNS, final_label_rows),
+    "agreement": (AGREEMENT_COLUMNS, agreement_rows),
+}
+
+
+def export_csv_text(*, study: Study, name: str) -> str:
+    """One export as CSV text. ``name`` is one of :data:`EXPORTS`; raises ``KeyError`` otherwise."""
+    columns, build = _BUILDERS[name]
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=columns)
+    writer.writeheader()
+    writer.writerows(build(study=study))
+    return buffer.getvalue()
+
+
+def annotations_export(*, study: Study, out_dir: str | Path) -> dict[str, Path]:
+    """Write ``annotations.csv``, ``final_labels.csv`` and ``agreement.csv`` (UTF-8) into
+    ``out_dir`` (created if needed). Returns ``{name: path}``; raises ``OSError`` if it cannot."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {}
+    for name in EXPORTS:
+        path = out / f"{name}.csv"
+        path.write_text(export_csv_text(study=study, name=name), encoding="utf-8", newline="")
+        paths[name] = path
+    return paths

@@ -1,0 +1,85 @@
+"""Forms of the annotator and adjudicator pages."""
+
+from __future__ import annotations
+
+from django import forms
+
+from .models import Exclusion
+from .services import LabelInput
+
+YES_NO = [("1", "Yes"), ("0", "No")]
+
+
+def _yes_no(label: str) -> forms.TypedChoiceField:
+    return forms.TypedChoiceField(
+        label=label,
+        choices=YES_NO,
+        coerce=lambda v: v == "1",
+        widget=forms.RadioSelect,
+        error_messages={"required": "Please choose yes or no."},
+    )
+
+
+class LabelForm(forms.Form):
+    """One label: three yes/no questions, codebook tags, new tags and the exclusion.
+
+    ``codebook`` (the setting's tags) gives the tag choices. Yes/no questions have no default, so
+    an unanswered question is an error rather than a silent "no".
+    """
+
+    identified = _yes_no("Did the participant identify the target difference?")
+    surface_difference = _yes_no("Did they name the surface difference?")
+    no_difference = _yes_no("Do they claim there is no difference?")
+    tags = forms.MultipleChoiceField(
+        label="Other differences they report (codebook tags)",
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+    )
+    new_tags = forms.CharField(
+        label="Other differences not in the codebook (comma-separated; added to the codebook)",
+        required=False,
+        max_length=300,
+    )
+    exclusion = forms.ChoiceField(
+        label="Exclude this answer?",
+        choices=Exclusion.choices,
+        initial=Exclusion.NONE,
+        widget=forms.RadioSelect,
+    )
+    exclusion_note = forms.CharField(
+        label="Note (required for 'other')",
+        required=False,
+        max_length=1000,
+        widget=forms.Textarea(attrs={"rows": 2}),
+    )
+
+    def __init__(self, *args, codebook: tuple[str, ...] | list[str], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["tags"].choices = [(t, t) for t in codebook]
+
+    @classmethod
+    def initial_from(cls, label: dict | None) -> dict:
+        """Form initial data from a label dict (``label_dict()``), or defaults for ``None``."""
+        if not label:
+            return {"exclusion": Exclusion.NONE}
+        return {
+            "identified": "1" if label["identified"] else "0",
+            "surface_difference": "1" if label["surface_difference"] else "0",
+            "no_difference": "1" if label["no_difference"] else "0",
+            "tags": list(label["tags"]),
+            "exclusion": label["exclusion"],
+            "exclusion_note": label["exclusion_note"],
+        }
+
+    def label_input(self) -> LabelInput:
+        """The cleaned data as a :class:`~.services.LabelInput` (call after ``is_valid()``)."""
+        d = self.cleaned_data
+        return LabelInput(
+            identified=d["identified"],
+            surface_difference=d["surface_difference"],
+            no_difference=d["no_difference"],
+            tags=list(d["tags"]),
+            new_tags=[t for t in d["new_tags"].split(",") if t.strip()],
+            exclusion=d["exclusion"],
+            exclusion_note=d["exclusion_note"],
+        )

@@ -1,0 +1,270 @@
+"""Blind annotation of participants' answers.
+
+An :class:`Item` stands for one answered :class:`~spotlight_study.participation.models.TaskResponse`
+(training or main) and is known to annotators only by its random ``public_id``. Each item goes to
+``study.annotators_per_item`` annotators (k): an :class:`Assignment` reserves a place for one
+annotator until ``expires_at`` and becomes ``submitted`` with the first saved label. The current
+label of an annotator is an :class:`Annotation` (one per item x annotator); every save is also
+kept as an :class:`AnnotationRevision`. A :class:`FinalLabel` is the agreed or adjudicated label
+that feeds the export.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models
+
+from spotlight_study.participation.models import TaskResponse
+from spotlight_study.studies.models import Setting, Study
+
+
+def new_public_id() -> str:
+    """A random, URL-safe item id (16 characters, 96 bits); carries no information."""
+    return secrets.token_urlsafe(12)
+
+
+class Exclusion(models.TextChoices):
+    """Why an answer must be excluded from the analysis (``none``: it is kept)."""
+
+    NONE = "none", "None: keep the answer"
+    FAILED_INSTRUCTION_CHECK = "failed_instruction_check", "Failed instruction check"
+    COPY_PASTED = "copy_pasted", "Copy-pasted"
+    AI_GENERATED = "ai_generated", "AI-generated"
+    DUPLICATE = "duplicate", "Duplicate"
+    OTHER = "other", "Other (explain in the note)"
+
+
+#: The fields of a label, in export order. ``tags`` is a sorted list of canonical tag names.
+LABEL_FIELDS = (
+    "identified",
+    "surface_difference",
+    "no_difference",
+    "tags",
+    "exclusion",
+    "exclusion_note",
+)
+#: The fields compared for agreement; the free-text note is not compared.
+COMPARED_FIELDS = ("identified", "surface_difference", "no_difference", "tags", "exclusion")
+
+
+class LabelFields(models.Model):
+    """The label schema shared by annotations, their revisions and final labels.
+
+    Booleans: ``identified`` (the setting's target difference), ``surface_difference`` (the
+    obvious surface difference was named, e.g. Smith vs Li), ``no_difference`` (the participant
+    claims there is none). ``tags``: other differences reported, from the setting's codebook.
+    ``exclusion`` with ``exclusion_note`` (required for ``other``).
+    """
+
+    identified = models.BooleanField()
+    surface_difference = models.BooleanField()
+    no_difference = models.BooleanField()
+    tags = models.JSONField(default=list, blank=True)
+    exclusion = models.CharField(max_length=30, choices=Exclusion.choices, default=Exclusion.NONE)
+    exclusion_note = models.TextField(blank=True, max_length=1000)
+
+    class Meta:
+        abstract = True
+
+    def clean(self) -> None:
+        """Raise ``ValidationError`` if ``other`` has no note or ``tags`` is not a list of text."""
+        if self.exclusion == Exclusion.OTHER and not self.exclusion_note.strip():
+            raise ValidationError({"exclusion_note": "Explain the exclusion 'other' in the note."})
+        if not isinstance(self.tags, list) or not all(isinstance(t, str) for t in self.tags):
+            raise ValidationError({"tags": "Tags must be a list of text."})
+
+    def label_dict(self) -> dict:
+        """The label as ``{field: value}`` over :data:`LABEL_FIELDS`."""
+        return {f: (list(self.tags) if f == "tags" else getattr(self, f)) for f in LABEL_FIELDS}
+
+
+class AnnotationPool(models.Model):
+    """One row per study whose row lock serializes the handing out of items.
+
+    Kept apart from the study row so that annotators never wait for participants' arrivals,
+    which lock the study row.
+    """
+
+    study = models.OneToOneField(Study, on_delete=models.CASCADE, related_name="annotation_pool")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+
+class Item(models.Model):
+    """One answer to be labeled. ``public_id`` is the only handle annotators ever see.
+
+    ``answer_digest`` is the SHA-256 of the whitespace-normalized, lower-cased answer; items of the
+    same kind (training or main) with the same digest get the neutral identical-answer flag.
+    """
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="annotation_items")
+    response = models.OneToOneField(
+        TaskResponse, on_delete=models.CASCADE, related_name="annotation_item"
+    )
+    setting = models.ForeignKey(Setting, on_delete=models.PROTECT, related_name="annotation_items")
+    public_id = models.CharField(max_length=32, unique=True, default=new_public_id, editable=False)
+    answer_digest = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["study", "setting"]),
+            models.Index(fields=["study", "answer_digest"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"item {self.public_id}"
+
+
+class StudyAnnotator(models.Model):
+    """An annotator's seat in one study: stable pseudonym number and the seed of their order.
+
+    ``order_seed`` fixes the annotator's own random order of the items (see
+    :func:`spotlight_study.annotation.selectors.queue_order_key`).
+    """
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="annotators")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="annotation_seats"
+    )
+    number = models.PositiveIntegerField()
+    order_seed = models.BigIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["study", "user"], name="annotator_once_per_study"),
+            models.UniqueConstraint(fields=["study", "number"], name="annotator_number_per_study"),
+        ]
+
+    def __str__(self) -> str:
+        return self.pseudonym
+
+    @property
+    def pseudonym(self) -> str:
+        """``annotator_<n>``, numbered in order of first assignment in the study."""
+        return f"annotator_{self.number}"
+
+
+class Assignment(models.Model):
+    """A place of one annotator on one item: reserved until ``expires_at``, submitted, or released.
+
+    An item's places in use are its submitted assignments plus its unexpired reservations; there
+    are never more than ``study.annotators_per_item`` of them (checked under the pool lock), and
+    never two rows for one annotator and item (unique constraint), so nobody labels an item
+    twice. A reservation that expired is ``released``: its place is free again (the same
+    annotator may get it back later, on the same row).
+    """
+
+    class State(models.TextChoices):
+        RESERVED = "reserved", "Reserved"
+        SUBMITTED = "submitted", "Submitted"
+        RELEASED = "released", "Released after the timeout"
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="assignments")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="annotation_assignments"
+    )
+    state = models.CharField(max_length=10, choices=State.choices, default=State.RESERVED)
+    reserved_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+    submitted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["item", "annotator"], name="assignment_once_per_annotator"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["item", "state"]),
+            models.Index(fields=["annotator", "state"]),
+        ]
+
+
+class Annotation(LabelFields):
+    """An annotator's current label of an item; the last save wins (``revision`` counts saves)."""
+
+    class Source(models.TextChoices):
+        WEB = "web", "Web page"
+        API = "api", "JSON API"
+        IMPORT = "import", "CSV import"
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="annotations")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="annotations"
+    )
+    revision = models.PositiveIntegerField(default=1)
+    source = models.CharField(max_length=10, choices=Source.choices, default=Source.WEB)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["item", "annotator"], name="one_annotation_per_item_annotator"
+            ),
+        ]
+
+
+class AnnotationRevision(LabelFields):
+    """One save of an :class:`Annotation`, kept for the history (never changed)."""
+
+    annotation = models.ForeignKey(Annotation, on_delete=models.CASCADE, related_name="revisions")
+    revision = models.PositiveIntegerField()
+    source = models.CharField(max_length=10, choices=Annotation.Source.choices)
+    saved_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["annotation", "revision"]
+        constraints = [
+            models.UniqueConstraint(fields=["annotation", "revision"], name="one_revision_number"),
+        ]
+
+
+class FinalLabel(LabelFields):
+    """The label of an item used in the analysis: agreed by all its annotators, or adjudicated."""
+
+    class Source(models.TextChoices):
+        AGREEMENT = "agreement", "Full agreement"
+        ADJUDICATION = "adjudication", "Adjudication"
+
+    item = models.OneToOneField(Item, on_delete=models.CASCADE, related_name="final_label")
+    source = models.CharField(max_length=15, choices=Source.choices)
+    adjudicator = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="adjudications",
+    )
+    decided_at = models.DateTimeField()
+    updated_at = models.DateTimeField(auto_now=True)
+
+
+class CodebookTag(models.Model):
+    """A tag added to a setting's codebook by an annotator (or a label import).
+
+    The study file's tags live in ``Setting.annotation_tags``; the codebook is the union.
+    ``name`` is canonical (:func:`spotlight_study.studies.schema.normalize_tag`).
+    """
+
+    setting = models.ForeignKey(Setting, on_delete=models.CASCADE, related_name="codebook_tags")
+    name = models.CharField(max_length=60)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["setting", "name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["setting", "name"], name="codebook_tag_once_per_setting"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name

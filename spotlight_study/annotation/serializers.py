@@ -1,0 +1,74 @@
+"""DRF serializers of the annotator API. Every field is listed: what is not listed is not sent.
+
+The output serializers read a :class:`~.selectors.BlindItem` or an annotation, never the task
+response or participant, so nothing outside the whitelist can reach an annotator.
+"""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from .models import Exclusion
+from .services import LabelInput
+
+
+class QualityEvidenceSerializer(serializers.Serializer):
+    """Neutral quality evidence: pasted characters and two flags (no times, no positions)."""
+
+    paste_chars = serializers.IntegerField()
+    very_short_time = serializers.BooleanField()
+    identical_answer = serializers.BooleanField()
+
+
+class BlindItemSerializer(serializers.Serializer):
+    """An item as an annotator sees it (input: a ``BlindItem``)."""
+
+    id = serializers.CharField()
+    setting = serializers.CharField(source="setting_key")
+    setting_title = serializers.CharField()
+    group1 = serializers.ListField(child=serializers.CharField())
+    group2 = serializers.ListField(child=serializers.CharField())
+    target_description = serializers.CharField()
+    surface_difference = serializers.CharField()
+    answer = serializers.CharField()
+    quality = serializers.SerializerMethodField()
+    codebook = serializers.ListField(child=serializers.CharField())
+
+    def get_quality(self, obj) -> dict:
+        """The three evidence fields, nested under ``quality``."""
+        return QualityEvidenceSerializer(obj).data
+
+
+class LabelOutSerializer(serializers.Serializer):
+    """The requesting annotator's own current label (input: an ``Annotation``)."""
+
+    identified = serializers.BooleanField()
+    surface_difference = serializers.BooleanField()
+    no_difference = serializers.BooleanField()
+    tags = serializers.ListField(child=serializers.CharField())
+    exclusion = serializers.CharField()
+    exclusion_note = serializers.CharField()
+    revision = serializers.IntegerField()
+    updated_at = serializers.DateTimeField()
+
+
+class LabelInSerializer(serializers.Serializer):
+    """A label sent by an annotator. ``new_tags`` are added to the setting's codebook."""
+
+    identified = serializers.BooleanField()
+    surface_difference = serializers.BooleanField()
+    no_difference = serializers.BooleanField()
+    tags = serializers.ListField(
+        child=serializers.CharField(max_length=60), required=False, default=list, max_length=100
+    )
+    new_tags = serializers.ListField(
+        child=serializers.CharField(max_length=60), required=False, default=list, max_length=20
+    )
+    exclusion = serializers.ChoiceField(choices=Exclusion.values, default=Exclusion.NONE)
+    exclusion_note = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=1000
+    )
+
+    def label_input(self) -> LabelInput:
+        """The validated data as a :class:`~.services.LabelInput`."""
+        return LabelInput(**self.validated_data)

@@ -1,0 +1,23 @@
+"""URLs under ``/annotate/``: annotator and adjudicator pages, the researcher's annotation page
+and exports, and the annotator JSON API."""
+
+from django.urls import path
+
+from . import views
+
+app_name = "annotation"
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("api/<slug:slug>/next/", views.NextItemAPI.as_view(), name="api_next"),
+    path("api/<slug:slug>/items/<str:item_id>/", views.ItemAPI.as_view(), name="api_item"),
+    path("api/<slug:slug>/items/<str:item_id>/label/", views.LabelAPI.as_view(), name="api_label"),
+    path("<slug:slug>/", views.queue, name="queue"),
+    path("<slug:slug>/next/", views.next_item, name="next"),
+    path("<slug:slug>/items/<str:item_id>/", views.item_page, name="item"),
+    path("<slug:slug>/adjudicate/", views.adjudication_list, name="adjudication"),
+    path("<slug:slug>/adjudicate/<str:item_id>/", views.adjudicate, name="adjudicate"),
+    path("<slug:slug>/overview/", views.overview, name="overview"),
+    path("<slug:slug>/overview/sync/", views.sync, name="sync"),
+    path("<slug:slug>/export/<str:name>.csv", views.export, name="export"),
+]

@@ -1,0 +1,56 @@
+"""Researcher-side actions: running the study analysis on the current data."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from django.conf import settings
+
+from spotlight_study.participation.exports import results_export
+from spotlight_study.studies.models import Study
+
+
+def latest_report_dir(study: Study) -> Path:
+    """Where the latest report of ``study`` is kept for the researcher page."""
+    return Path(settings.ANALYSIS_ROOT) / study.slug
+
+
+def analysis_run(*, study: Study, out_dir: str | Path) -> dict:
+    """Export the study's current data and run :func:`analysis.run_analysis` on it.
+
+    Parameters
+    ----------
+    study : Study
+    out_dir : str or Path
+        Receives ``data/`` (the export that was analysed: ``responses.csv``, ``survey.csv``,
+        ``participants.csv``) and the analysis output (``results.json``, ``tables/``,
+        ``figures/``, ``report.md``, ``report.html``).
+
+    Returns
+    -------
+    dict
+        The content of ``results.json``.
+
+    Raises
+    ------
+    analysis.AnalysisInputError
+        If the data cannot be analysed yet (e.g. answers not annotated); nothing is published.
+    OSError
+        If a directory cannot be written.
+
+    Notes
+    -----
+    On success, ``report.html`` (self-contained) and ``results.json`` are also copied to
+    :func:`latest_report_dir`, which the researcher page links to.
+    """
+    from analysis import run_analysis
+
+    out = Path(out_dir)
+    data_dir = out / "data"
+    results_export(study=study, out_dir=data_dir)
+    results = run_analysis(data_dir, out)
+    latest = latest_report_dir(study)
+    latest.mkdir(parents=True, exist_ok=True)
+    for name in ("report.html", "results.json"):
+        shutil.copyfile(out / name, latest / name)
+    return results
