@@ -121,3 +121,9 @@ class Walker:
 def walker(client, demo_study):
     """A :class:`Walker` for a new participant of the demo study."""
     return Walker(client, demo_study.slug)
+
+
+@pytest.fixture(autouse=True)
+def _analysis_root(settings, tmp_path_factory):
+    """Each test writes its analysis reports to a fresh directory, not to var/."""
+    settings.ANALYSIS_ROOT = tmp_path_factory.mktemp("analysis-root")

@@ -4,7 +4,7 @@ The preview walks the flow with GET links and records nothing.
 """
 from __future__ import annotations
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
@@ -16,6 +16,7 @@ from spotlight_study.annotation.roles import (
 )
 from spotlight_study.participation.forms import AnswerForm, ConsentForm, StepForm, SurveyForm
 from spotlight_study.participation.selectors import study_dashboard, task_page
+from spotlight_study.researcher.services import latest_report_dir
 from spotlight_study.studies.models import Study
 from spotlight_study.studies.selectors import (
     setting_for_key,
@@ -65,6 +66,19 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "researcher/study_detail.html",
         {"study": study, "dash": study_dashboard(study=study), "prolific_link": prolific_link},
     )
+
+
+@researcher_required
+def latest_report(request: HttpRequest, slug: str) -> HttpResponse:
+    """The latest analysis report of the study (written by ``manage.py analyze``)."""
+    study = _study(slug)
+    path = latest_report_dir(study) / "report.html"
+    if not path.exists():
+        return render(request, "researcher/no_report.html", {"study": study}, status=404)
+    response = FileResponse(path.open("rb"), content_type="text/html; charset=utf-8")
+    # The report embeds its own figures; keep it from loading anything else.
+    response["Content-Security-Policy"] = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
+    return response
 
 
 def _pages(n_tasks: int) -> list[str]:

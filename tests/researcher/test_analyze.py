@@ -1,0 +1,78 @@
+"""manage.py analyze: the statistics on a study's current, annotated data, and the report link."""
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.test import Client
+from statsmodels.stats.proportion import proportions_ztest
+
+from spotlight_study.annotation.services import LabelInput, assignment_next, label_save
+from spotlight_study.participation.models import TaskResponse
+
+from ..annotation.conftest import make_user
+from ..conftest import Walker
+
+
+def _annotate_all(study, annotators, identified) -> None:
+    """Each annotator labels every item the same way: ``identified(response)`` decides."""
+    for user in annotators:
+        while (item := assignment_next(study=study, annotator=user)) is not None:
+            r = item.response
+            label_save(
+                study=study,
+                annotator=user,
+                public_id=item.public_id,
+                label=LabelInput(
+                    identified=identified(r),
+                    surface_difference=False,
+                    no_difference=False,
+                    tags=[],
+                ),
+            )
+
+
+@pytest.fixture
+def fast_passwords(settings):
+    """A fast password hasher for the users these tests create."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def test_analyze_reports_the_z_test_of_the_annotated_data(demo_study, tmp_path, fast_passwords, staff_client):
+    """After 8 participants and agreeing annotators, analyze reproduces statsmodels' z-test."""
+    for _ in range(8):
+        Walker(Client(), demo_study.slug).complete()
+    annotators = [make_user(f"a{i}", "annotators") for i in range(2)]
+    main = TaskResponse.objects.filter(position__gt=0).order_by("pk")
+    # Pattern answers identified; every second no-pattern answer identified.
+    no_pattern_ids = [r.pk for r in main if r.condition == "no_pattern"]
+    chosen = set(no_pattern_ids[::2])
+
+    def identified(r):
+        return r.position == 0 or r.condition == "pattern" or r.pk in chosen
+
+    _annotate_all(demo_study, annotators, identified)
+    call_command("analyze", demo_study.slug, "--out", str(tmp_path))
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert (tmp_path / "data" / "responses.csv").exists() and (tmp_path / "report.html").exists()
+    for setting in ("doctor", "farming"):
+        r = results["identification"][setting]
+        rows = [x for x in main if x.setting.key == setting]
+        k_no = sum(1 for x in rows if x.condition == "no_pattern" and x.pk in chosen)
+        n_no = sum(1 for x in rows if x.condition == "no_pattern")
+        n_pat = sum(1 for x in rows if x.condition == "pattern")
+        assert (r["k_pattern"], r["n_pattern"], r["k_no_pattern"], r["n_no_pattern"]) == (n_pat, n_pat, k_no, n_no)
+        z, p = proportions_ztest([n_pat, k_no], [n_pat, n_no], alternative="larger")
+        assert r["z"] == pytest.approx(z) and r["p"] == pytest.approx(p)
+    assert results["exclusions"] == {}
+    report = staff_client.get(f"/researcher/{demo_study.slug}/report/")
+    assert report.status_code == 200
+    assert results["input_sha256"] in b"".join(report.streaming_content).decode()
+
+
+def test_analyze_before_annotation_fails_clearly(demo_study, tmp_path, staff_client):
+    """Without final labels, analyze says the data cannot be analysed yet and publishes nothing."""
+    Walker(Client(), demo_study.slug).complete()
+    with pytest.raises(CommandError, match="cannot be analysed yet"):
+        call_command("analyze", demo_study.slug, "--out", str(tmp_path))
+    response = staff_client.get(f"/researcher/{demo_study.slug}/report/")
+    assert response.status_code == 404 and "No analysis report yet" in response.content.decode()
