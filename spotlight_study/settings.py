@@ -37,6 +37,7 @@ INSTALLED_APPS = [
     "spotlight_study.participation",
     "spotlight_study.researcher",
     "spotlight_study.annotation",
+    "spotlight_study.stimuli",
 ]
 
 MIDDLEWARE = [
@@ -164,6 +165,26 @@ REST_FRAMEWORK = {
 PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete"
 # The latest analysis report of each study (written by `manage.py analyze`).
 ANALYSIS_ROOT = Path(env("ANALYSIS_ROOT", default=str(VAR_DIR / "analysis")))
+
+# Stimulus preparation (spotlight_study/stimuli, docs/stimuli.md). Any OpenAI-compatible server;
+# the key is read from the environment only and never shown or logged.
+OPENAI_BASE_URL = env("OPENAI_BASE_URL", default="https://api.openai.com/v1")
+OPENAI_API_KEY = env("OPENAI_API_KEY", default="")
+OPENAI_MAX_RETRIES = env.int("OPENAI_MAX_RETRIES", default=5)  # the client's own 429/5xx retries
+OPENAI_TIMEOUT_SECONDS = env.float("OPENAI_TIMEOUT_SECONDS", default=120.0)
+STIMULI_GENERATION_CONCURRENCY = env.int("STIMULI_GENERATION_CONCURRENCY", default=4)
+STIMULI_MAX_UPLOAD_BYTES = env.int("STIMULI_MAX_UPLOAD_BYTES", default=50 * 1024 * 1024)
+# "celery" sends jobs to the broker; "thread" runs them in a background thread of the web process
+# (the embedded default has no broker); "manual" leaves them to `manage.py run_stimulus_jobs`.
+STIMULI_JOB_RUNNER = env(
+    "STIMULI_JOB_RUNNER",
+    default="thread" if CELERY_BROKER_URL.startswith("memory://") else "celery",
+)
+STIMULI_JOB_STALE_SECONDS = env.int("STIMULI_JOB_STALE_SECONDS", default=120)
+# spaCy pipeline for tokenizing; empty means spacy.blank("en") (no download needed).
+STIMULI_SPACY_PIPELINE = env("STIMULI_SPACY_PIPELINE", default="")
+# Long jobs: a worker takes one task at a time, so others are not stuck behind it.
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 
 LOGGING = {
     "version": 1,

@@ -11,5 +11,6 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("researcher/", include("spotlight_study.researcher.urls")),
     path("annotate/", include("spotlight_study.annotation.urls")),
+    path("stimuli/", include("spotlight_study.stimuli.urls")),
     path("", include("spotlight_study.participation.urls")),
 ]

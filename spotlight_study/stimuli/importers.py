@@ -1,0 +1,368 @@
+"""Reading LLM outputs from files (no database access).
+
+Accepted formats (``docs/stimuli.md`` has examples):
+
+- ``json``: a list of strings; or ``{"prompt_1": {"prompt": str, "outputs": [str, ...]}}`` (the
+  prompt becomes the group's label). As one file holding both groups: the same mapping with
+  exactly two prompts (first = group 1), or ``{"instances1": [[token, ...]], "instances2": ...}``
+  (outputs stored as whitespace-split tokens, as in the Spotlight farming data; each output is
+  rebuilt by joining its tokens with single spaces, so line breaks of the original are lost).
+- ``jsonl``: one JSON object per line with a ``text`` field (another field name can be chosen);
+  blank lines are skipped.
+- ``csv``: a header row and a chosen column (default ``text``).
+- ``text``: one output per line; blank lines are skipped.
+
+One file can hold both groups: JSONL and CSV through a group column whose values name the group
+(``1``/``2`` by default), JSON through the two shapes above.
+
+Every problem raises :class:`OutputImportError` with a message for the researcher, before
+anything is stored: an empty group, a value that is not text (or an empty text), bytes that are
+not UTF-8, a file over the size limit, a missing column or field, malformed JSON.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass, field
+from pathlib import PurePath
+
+FORMATS = ("auto", "json", "jsonl", "csv", "text")
+_EXTENSIONS = {
+    ".json": "json",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".csv": "csv",
+    ".txt": "text",
+    ".text": "text",
+}
+
+
+class OutputImportError(Exception):
+    """A file of outputs that cannot be imported; the message says what and where."""
+
+
+@dataclass(frozen=True)
+class ImportOptions:
+    """How to read the files.
+
+    ``format`` is one of :data:`FORMATS` (``auto`` picks it from the file name). ``column`` is the
+    CSV column or JSONL field with the text. ``group_column`` (CSV, JSONL) names the column or
+    field holding the group when one file holds both groups, with ``group1_value`` and
+    ``group2_value`` as its values. ``max_bytes`` is the size limit per file.
+    """
+
+    format: str = "auto"
+    column: str = "text"
+    group_column: str = ""
+    group1_value: str = "1"
+    group2_value: str = "2"
+    max_bytes: int = 50 * 1024 * 1024
+
+
+@dataclass
+class ImportedGroups:
+    """The two groups read from the files, with labels (e.g. prompts) and a short source note."""
+
+    group1: list[str]
+    group2: list[str]
+    group1_label: str = ""
+    group2_label: str = ""
+    detail: str = field(default="")
+
+
+def _mb(n_bytes: int) -> str:
+    return f"{n_bytes / (1024 * 1024):.1f} MB"
+
+
+def check_size(*, name: str, size: int, max_bytes: int) -> None:
+    """Raise :class:`OutputImportError` if ``size`` (bytes) is over ``max_bytes``."""
+    if size > max_bytes:
+        raise OutputImportError(
+            f"{name} is {_mb(size)}; the limit is {_mb(max_bytes)} per file "
+            "(setting STIMULI_MAX_UPLOAD_BYTES)."
+        )
+
+
+def decode(data: bytes, *, name: str) -> str:
+    """The file as text (UTF-8, with or without a byte-order mark).
+
+    Raises :class:`OutputImportError` naming the first undecodable byte and its offset.
+    """
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        bad = data[exc.start : exc.start + 1].hex()
+        raise OutputImportError(
+            f"{name} is not UTF-8 text: the byte 0x{bad} at position {exc.start} cannot be "
+            "decoded. Save the file as UTF-8 and try again."
+        ) from None
+
+
+def detect_format(name: str, chosen: str) -> str:
+    """The format to read ``name`` with: ``chosen`` unless it is ``auto``, else by extension."""
+    if chosen not in FORMATS:
+        raise OutputImportError(f"Unknown format '{chosen}'; choose one of {', '.join(FORMATS)}.")
+    if chosen != "auto":
+        return chosen
+    suffix = PurePath(name).suffix.lower()
+    if suffix not in _EXTENSIONS:
+        raise OutputImportError(
+            f"Cannot tell the format of {name} from its name; choose json, jsonl, csv or text."
+        )
+    return _EXTENSIONS[suffix]
+
+
+def _type_name(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def _text(value: object, *, where: str) -> str:
+    """``value`` if it is a non-blank string; else a clear error naming ``where``."""
+    if not isinstance(value, str):
+        shown = json.dumps(value)[:40] if not isinstance(value, (dict, list)) else ""
+        raise OutputImportError(
+            f"{where}: expected text, found {_type_name(value)}{f' ({shown})' if shown else ''}."
+        )
+    if not value.strip():
+        raise OutputImportError(f"{where}: the text is empty.")
+    return value
+
+
+def _load_json(text: str, *, name: str) -> object:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise OutputImportError(
+            f"{name} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})."
+        ) from None
+
+
+def _prompt_entry(entry: object, *, where: str) -> tuple[list[str], str]:
+    if not isinstance(entry, dict) or "outputs" not in entry:
+        raise OutputImportError(f'{where}: expected {{"prompt": ..., "outputs": [...]}}.')
+    outputs = entry["outputs"]
+    if not isinstance(outputs, list):
+        raise OutputImportError(f"{where}.outputs: expected a list, found {_type_name(outputs)}.")
+    prompt = entry.get("prompt", "")
+    label = prompt if isinstance(prompt, str) else ""
+    return [_text(v, where=f"{where}.outputs[{i}]") for i, v in enumerate(outputs)], label
+
+
+def _json_group(data: object, *, name: str) -> tuple[list[str], str]:
+    if isinstance(data, list):
+        return [_text(v, where=f"{name}, item {i}") for i, v in enumerate(data)], ""
+    if isinstance(data, dict):
+        if "instances1" in data or "instances2" in data:
+            raise OutputImportError(
+                f"{name} holds both groups (instances1 and instances2); import it as one file."
+            )
+        if len(data) != 1:
+            raise OutputImportError(
+                f"{name} holds {len(data)} prompts; a file for one group must hold one "
+                "(a file with exactly two prompts can be imported as one file with both groups)."
+            )
+        key, entry = next(iter(data.items()))
+        return _prompt_entry(entry, where=f"{name}, {key}")
+    raise OutputImportError(
+        f'{name}: expected a list of texts or {{"prompt_1": {{"prompt": ..., "outputs": [...]}}}}, '
+        f"found {_type_name(data)}."
+    )
+
+
+def _json_both(data: object, *, name: str) -> ImportedGroups:
+    if isinstance(data, dict) and "instances1" in data and "instances2" in data:
+        groups = []
+        for key in ("instances1", "instances2"):
+            instances = data[key]
+            if not isinstance(instances, list):
+                raise OutputImportError(f"{name}, {key}: expected a list of token lists.")
+            texts = []
+            for i, tokens in enumerate(instances):
+                where = f"{name}, {key}[{i}]"
+                if not isinstance(tokens, list):
+                    raise OutputImportError(f"{where}: expected a list of tokens, found {_type_name(tokens)}.")
+                for j, tok in enumerate(tokens):
+                    _text(tok, where=f"{where}[{j}]")
+                texts.append(_text(" ".join(tokens), where=where))
+            groups.append(texts)
+        labels = [data.get(k) if isinstance(data.get(k), str) else "" for k in ("prompt1", "prompt2")]
+        return ImportedGroups(groups[0], groups[1], labels[0], labels[1])
+    if isinstance(data, dict) and len(data) == 2:
+        (k1, e1), (k2, e2) = data.items()
+        g1, l1 = _prompt_entry(e1, where=f"{name}, {k1}")
+        g2, l2 = _prompt_entry(e2, where=f"{name}, {k2}")
+        return ImportedGroups(g1, g2, l1, l2)
+    raise OutputImportError(
+        f"{name} does not hold two groups: expected two prompts "
+        '({"prompt_1": {...}, "prompt_2": {...}}) or instances1 and instances2; or give a second '
+        "file for group 2."
+    )
+
+
+def _jsonl_rows(text: str, *, name: str, field_name: str, group_field: str) -> list[tuple[str, str]]:
+    rows = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise OutputImportError(f"{name}, line {lineno} is not valid JSON ({exc.msg}).") from None
+        if not isinstance(obj, dict):
+            raise OutputImportError(f"{name}, line {lineno}: expected an object, found {_type_name(obj)}.")
+        if field_name not in obj:
+            raise OutputImportError(f"{name}, line {lineno} has no '{field_name}' field.")
+        value = _text(obj[field_name], where=f"{name}, line {lineno}, field '{field_name}'")
+        group = ""
+        if group_field:
+            if group_field not in obj:
+                raise OutputImportError(f"{name}, line {lineno} has no '{group_field}' field.")
+            group = str(obj[group_field])
+        rows.append((value, group))
+    return rows
+
+
+def _csv_rows(text: str, *, name: str, column: str, group_column: str) -> list[tuple[str, str]]:
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    header = reader.fieldnames or []
+    for needed in [column] + ([group_column] if group_column else []):
+        if needed not in header:
+            shown = ", ".join(header) if header else "none"
+            raise OutputImportError(f"{name} has no column '{needed}' (columns: {shown}).")
+    rows = []
+    try:
+        for row in reader:
+            rowno = reader.line_num
+            value = row.get(column)
+            if value is None:
+                raise OutputImportError(f"{name}, line {rowno} has no value in column '{column}'.")
+            value = _text(value, where=f"{name}, line {rowno}, column '{column}'")
+            rows.append((value, (row.get(group_column) or "").strip() if group_column else ""))
+    except csv.Error as exc:
+        raise OutputImportError(f"{name} is not a valid CSV file ({exc}).") from None
+    return rows
+
+
+def _split_by_group(rows: list[tuple[str, str]], *, name: str, options: ImportOptions) -> ImportedGroups:
+    g1, g2 = [], []
+    for i, (value, group) in enumerate(rows):
+        if group == options.group1_value:
+            g1.append(value)
+        elif group == options.group2_value:
+            g2.append(value)
+        else:
+            raise OutputImportError(
+                f"{name}, record {i + 1}: group '{group}' is neither '{options.group1_value}' "
+                f"nor '{options.group2_value}'."
+            )
+    return ImportedGroups(g1, g2)
+
+
+def _rows(text: str, *, name: str, fmt: str, options: ImportOptions, with_group: bool):
+    group_column = options.group_column if with_group else ""
+    if fmt == "jsonl":
+        return _jsonl_rows(text, name=name, field_name=options.column, group_field=group_column)
+    return _csv_rows(text, name=name, column=options.column, group_column=group_column)
+
+
+def read_group(*, name: str, data: bytes, options: ImportOptions) -> tuple[list[str], str]:
+    """Read the outputs of one group from one file.
+
+    Parameters
+    ----------
+    name : str
+        The file name (used to pick the format and in messages).
+    data : bytes
+        The file contents.
+    options : ImportOptions
+
+    Returns
+    -------
+    (list of str, str)
+        The outputs in file order, and a label (the prompt, when the file has one, else ``""``).
+
+    Raises
+    ------
+    OutputImportError
+        On any problem listed in the module docstring.
+    """
+    check_size(name=name, size=len(data), max_bytes=options.max_bytes)
+    fmt = detect_format(name, options.format)
+    text = decode(data, name=name)
+    if fmt == "json":
+        return _json_group(_load_json(text, name=name), name=name)
+    if fmt == "text":
+        return [line for line in text.splitlines() if line.strip()], ""
+    return [value for value, _ in _rows(text, name=name, fmt=fmt, options=options, with_group=False)], ""
+
+
+def read_both_groups(*, name: str, data: bytes, options: ImportOptions) -> ImportedGroups:
+    """Read both groups from one file (JSON shapes with two groups, or a group column).
+
+    Raises :class:`OutputImportError` as :func:`read_group` does, and if the file cannot hold two
+    groups (plain text; CSV or JSONL without ``options.group_column``).
+    """
+    check_size(name=name, size=len(data), max_bytes=options.max_bytes)
+    fmt = detect_format(name, options.format)
+    text = decode(data, name=name)
+    if fmt == "text":
+        raise OutputImportError(
+            f"{name} is plain text, which holds one group; give a second file for group 2."
+        )
+    if fmt == "json":
+        return _json_both(_load_json(text, name=name), name=name)
+    if not options.group_column:
+        raise OutputImportError(
+            f"{name} holds one group unless a group column is named; give the group column or a "
+            "second file for group 2."
+        )
+    return _split_by_group(
+        _rows(text, name=name, fmt=fmt, options=options, with_group=True), name=name, options=options
+    )
+
+
+def read_outputs(
+    *,
+    file1: tuple[str, bytes],
+    file2: tuple[str, bytes] | None,
+    options: ImportOptions,
+) -> ImportedGroups:
+    """Read two groups: from two files (group 1, group 2) or from one file holding both.
+
+    Parameters
+    ----------
+    file1, file2 : (name, bytes)
+        ``file2`` is ``None`` when ``file1`` holds both groups.
+    options : ImportOptions
+
+    Returns
+    -------
+    ImportedGroups
+
+    Raises
+    ------
+    OutputImportError
+        On any problem, including an empty group ("Group 2 has no outputs").
+    """
+    if file2 is None:
+        groups = read_both_groups(name=file1[0], data=file1[1], options=options)
+        groups.detail = f"{file1[0]} (both groups)"
+    else:
+        g1, l1 = read_group(name=file1[0], data=file1[1], options=options)
+        g2, l2 = read_group(name=file2[0], data=file2[1], options=options)
+        groups = ImportedGroups(g1, g2, l1, l2, detail=f"{file1[0]} | {file2[0]}")
+    for number, texts in ((1, groups.group1), (2, groups.group2)):
+        if not texts:
+            raise OutputImportError(f"Group {number} has no outputs; nothing was imported.")
+    return groups
