@@ -33,11 +33,16 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "rest_framework",
+    "rest_framework.authtoken",
+    "django_filters",
+    "drf_spectacular",
     "spotlight_study.studies",
     "spotlight_study.participation",
     "spotlight_study.researcher",
     "spotlight_study.annotation",
     "spotlight_study.stimuli",
+    "spotlight_study.prolific",
+    "spotlight_study.api",
 ]
 
 MIDDLEWARE = [
@@ -156,13 +161,61 @@ CELERY_BEAT_SCHEDULE = {
         "task": "spotlight_study.participation.tasks.sessions_clear_expired",
         "schedule": 60 * 60 * 6,
     },
+    "prolific-sync-submissions": {
+        "task": "spotlight_study.prolific.tasks.prolific_sync_all",
+        "schedule": env.int("PROLIFIC_SYNC_INTERVAL_SECONDS", default=300),
+    },
 }
 
 REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAdminUser"],
+    # The researcher API (docs/api.md): a token (`Authorization: Token <key>`) or the staff
+    # session. Its one error shape comes from spotlight_study.api.exceptions.ErrorShapeMixin.
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PAGINATION_CLASS": "spotlight_study.api.pagination.PageNumberPagination",
+    "PAGE_SIZE": 50,
+    "DEFAULT_FILTER_BACKENDS": [
+        "django_filters.rest_framework.DjangoFilterBackend",
+        "rest_framework.filters.OrderingFilter",
+    ],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Spotlight study platform: researcher API",
+    "DESCRIPTION": "Staff-only REST API over studies, participants (pseudonymized), responses, "
+    "annotation, analysis, stimulus jobs and Prolific submissions. See docs/api.md.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAdminUser"],
+    "COMPONENT_SPLIT_REQUEST": True,
+    "PREPROCESSING_HOOKS": ["spotlight_study.api.schema.only_researcher_api"],
+    "PATH_CONVERTER_OVERRIDES": {
+        "dbid": {"type": "integer", "minimum": 0, "maximum": 999_999_999_999_999_999}
+    },
+    # Swagger UI's JavaScript comes from this URL (a CDN by default; point it at a self-hosted
+    # copy of swagger-ui-dist where browsers have no internet access).
+    "SWAGGER_UI_DIST": env("SWAGGER_UI_DIST", default="https://cdn.jsdelivr.net/npm/swagger-ui-dist@5"),
+    "SWAGGER_UI_FAVICON_HREF": env("SWAGGER_UI_FAVICON_HREF", default=""),
 }
 
 PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete"
+# Prolific API (spotlight_study/prolific, docs/prolific.md). The token and the webhook secret are
+# read from the environment only and never shown or logged.
+PROLIFIC_API_TOKEN = env("PROLIFIC_API_TOKEN", default="")
+PROLIFIC_API_BASE_URL = env("PROLIFIC_API_BASE_URL", default="https://api.prolific.com/api/v1/")
+PROLIFIC_WEBHOOK_SECRET = env("PROLIFIC_WEBHOOK_SECRET", default="")
+PROLIFIC_WEBHOOK_TOLERANCE_SECONDS = env.int("PROLIFIC_WEBHOOK_TOLERANCE_SECONDS", default=300)
+PROLIFIC_TIMEOUT_SECONDS = env.float("PROLIFIC_TIMEOUT_SECONDS", default=30.0)
+PROLIFIC_MAX_RETRIES = env.int("PROLIFIC_MAX_RETRIES", default=4)  # idempotent calls only
+PROLIFIC_RETRY_BACKOFF_SECONDS = env.float("PROLIFIC_RETRY_BACKOFF_SECONDS", default=1.0)
+PROLIFIC_SYNC_INTERVAL_SECONDS = env.int("PROLIFIC_SYNC_INTERVAL_SECONDS", default=300)
+# A bonus above this (minor units, e.g. pence) is refused as a likely typo ("30" pays 30.00).
+PROLIFIC_BONUS_MAX_MINOR_UNITS = env.int("PROLIFIC_BONUS_MAX_MINOR_UNITS", default=2000)
+# The public https base URL of this server, used in the study URL sent to Prolific.
+PROLIFIC_STUDY_BASE_URL = env("PROLIFIC_STUDY_BASE_URL", default="")
 # The latest analysis report of each study (written by `manage.py analyze`).
 ANALYSIS_ROOT = Path(env("ANALYSIS_ROOT", default=str(VAR_DIR / "analysis")))
 

@@ -12,5 +12,7 @@ urlpatterns = [
     path("researcher/", include("spotlight_study.researcher.urls")),
     path("annotate/", include("spotlight_study.annotation.urls")),
     path("stimuli/", include("spotlight_study.stimuli.urls")),
+    path("prolific/", include("spotlight_study.prolific.urls")),
+    path("api/", include("spotlight_study.api.urls")),
     path("", include("spotlight_study.participation.urls")),
 ]

@@ -363,3 +363,41 @@ def survey_item_keys(participant: Participant) -> set[tuple[str, str]]:
     }
     keys |= {("background", item["key"]) for item in survey.get("background_items", [])}
     return keys
+
+
+def participant_prolific_status_set(
+    *, participant_id: int, status: str, now: datetime | None = None
+) -> bool:
+    """Record that Prolific returned, timed out or rejected the participant's submission.
+
+    Used by the Prolific sync and webhook (``spotlight_study.prolific``). The status never moves
+    backwards and never loses information:
+
+    - in progress -> ``returned``, ``timed_out`` or ``rejected`` (the place in the cell is freed,
+      see :func:`selectors.holding_filter`);
+    - completed -> ``returned`` or ``rejected`` (a completed participant who timed out on
+      Prolific keeps their data and status);
+    - failed check, no consent, or an earlier Prolific status: unchanged (they hold no place).
+
+    ``finished_at`` is set if empty. Returns whether the status changed. Raises ``ValueError``
+    for another status and ``Participant.DoesNotExist`` for an unknown id.
+    """
+    ended = (
+        Participant.Status.RETURNED,
+        Participant.Status.TIMED_OUT,
+        Participant.Status.REJECTED,
+    )
+    if status not in ended:
+        raise ValueError(f"Prolific can only end a participant as {', '.join(ended)}, not {status}.")
+    now = now or timezone.now()
+    with transaction.atomic():
+        p = Participant.objects.select_for_update().get(pk=participant_id)
+        allowed = p.status == Participant.Status.IN_PROGRESS or (
+            p.status == Participant.Status.COMPLETED and status != Participant.Status.TIMED_OUT
+        )
+        if not allowed:
+            return False
+        p.status = status
+        p.finished_at = p.finished_at or now
+        p.save(update_fields=["status", "finished_at", "updated_at"])
+    return True

@@ -1,0 +1,50 @@
+"""``manage.py prolific_sync <slug> [--verify]``: pull submission statuses from Prolific now."""
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError
+
+from spotlight_study.prolific import selectors, services
+from spotlight_study.prolific.client import ProlificError
+from spotlight_study.studies.models import Study
+
+
+class Command(BaseCommand):
+    """Sync one study's submissions (what the Celery beat task does every few minutes)."""
+
+    help = "Pull a study's submission statuses from Prolific; returned, timed-out and rejected ones free their place."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("slug")
+        parser.add_argument(
+            "--verify",
+            action="store_true",
+            help="Also check each unchecked participant's SESSION_ID against Prolific.",
+        )
+
+    def handle(self, *args, slug: str, verify: bool, **options) -> None:
+        study = Study.objects.filter(slug=slug).first()
+        if study is None:
+            raise CommandError(f"No study with slug '{slug}'.")
+        ps = selectors.prolific_study_for(study)
+        if ps is None:
+            raise CommandError(f"Study '{slug}' is not linked to Prolific (see prolific_study).")
+        try:
+            r = services.submissions_sync(prolific_study_id=ps.pk)
+        except (services.ProlificServiceError, ProlificError) as exc:
+            raise CommandError(str(exc)) from None
+        self.stdout.write(
+            f"{r.fetched} submission(s) on Prolific: {r.created} new, {r.changed} changed, "
+            f"{r.stale} out-of-date status(es) ignored, {r.ignored} unknown status(es) ignored, "
+            f"{r.freed} place(s) freed, {r.unmatched} without a participant here."
+        )
+        if verify:
+            results = {True: 0, False: 0, None: 0}
+            for p in selectors.participants_to_verify(ps):
+                try:
+                    results[services.submission_entry_verify(participant_id=p.pk)] += 1
+                except ProlificError as exc:
+                    raise CommandError(str(exc)) from None
+            self.stdout.write(
+                f"Entries checked: {results[True]} match, {results[False]} do not match, "
+                f"{results[None]} unknown to Prolific yet."
+            )

@@ -1,0 +1,244 @@
+"""The platform's record of its Prolific side.
+
+- :class:`ProlificStudy` links a study to its study on Prolific and holds what was sent there
+  (reward in minor currency units, places, completion-code actions, filters).
+- :class:`Submission` mirrors each Prolific submission's status (pulled by the sync, pushed by
+  the webhook). Its ``id`` on Prolific is the ``SESSION_ID`` a participant arrived with.
+- :class:`WebhookEvent` records every webhook delivery once (unique ``X-Event-ID``).
+- :class:`BonusPayment` is one bulk bonus: drafted (dry run), set up on Prolific, then paid.
+  ``pay_sent_at`` is written and committed *before* the pay request goes out, so a crash or an
+  error can never lead to paying twice.
+"""
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models
+
+from spotlight_study.participation.models import Participant
+from spotlight_study.studies.models import Study
+
+from .client import REJECTION_CATEGORIES, REJECTION_MESSAGE_MIN_CHARS
+
+# Order of a submission's life on Prolific: a status never replaces one of a higher rank.
+# RESERVED -> ACTIVE -> AWAITING REVIEW -> a final status (approved, rejected, returned, ...).
+STATUS_RANK = {
+    "RESERVED": 0,
+    "ACTIVE": 1,
+    "AWAITING REVIEW": 2,
+    "TIMED-OUT": 3,
+    "RETURNED": 3,
+    "REJECTED": 3,
+    "APPROVED": 3,
+    "SCREENED OUT": 3,
+    "PARTIALLY APPROVED": 3,
+}
+
+
+class ProlificStudy(models.Model):
+    """A study's counterpart on Prolific.
+
+    ``prolific_id`` is empty until the draft is created (or the study is linked to one made in
+    Prolific's app). ``reward_minor_units`` is per participant in minor units (pence/cents).
+    ``failed_check_review`` says what review does with a submission whose participant failed
+    the instruction check: ask for a return (default, Prolific's policy for failed checks),
+    reject with ``rejection_category`` and ``rejection_message`` (at least 100 characters), or
+    leave it for manual review.
+    """
+
+    class CompletedAction(models.TextChoices):
+        MANUALLY_REVIEW = "MANUALLY_REVIEW", "Review, then approve in bulk"
+        AUTOMATICALLY_APPROVE = "AUTOMATICALLY_APPROVE", "Approve automatically"
+
+    class FailedCheckReview(models.TextChoices):
+        REQUEST_RETURN = "request_return", "Ask the participant to return the submission"
+        REJECT = "reject", "Reject with a category and a message"
+        MANUAL = "manual", "Leave for manual review"
+
+    study = models.OneToOneField(Study, on_delete=models.CASCADE, related_name="prolific")
+    prolific_id = models.CharField(max_length=24, blank=True, db_index=True)
+    prolific_status = models.CharField(max_length=30, blank=True)
+    description = models.TextField(blank=True, help_text="Shown to participants on Prolific.")
+    reward_minor_units = models.PositiveIntegerField(
+        default=0, help_text="Reward per participant in minor currency units (pence, cents)."
+    )
+    total_available_places = models.PositiveIntegerField(default=0)
+    device_compatibility = models.JSONField(default=list, blank=True)
+    filters = models.JSONField(default=list, blank=True, help_text="Prolific filters, as sent.")
+    participant_group_id = models.CharField(
+        max_length=24,
+        blank=True,
+        help_text="Participants who saw the task join this group; the study blocks the group.",
+    )
+    completed_action = models.CharField(
+        max_length=30, choices=CompletedAction.choices, default=CompletedAction.MANUALLY_REVIEW
+    )
+    failed_check_review = models.CharField(
+        max_length=20, choices=FailedCheckReview.choices, default=FailedCheckReview.REQUEST_RETURN
+    )
+    rejection_category = models.CharField(
+        max_length=30, blank=True, choices=[(c, c) for c in REJECTION_CATEGORIES]
+    )
+    rejection_message = models.TextField(blank=True)
+    external_study_url = models.URLField(max_length=500, blank=True)
+    last_synced_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = "Prolific study"
+        verbose_name_plural = "Prolific studies"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["prolific_id"],
+                condition=~models.Q(prolific_id=""),
+                name="prolific_study_unique_prolific_id",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study.slug} on Prolific ({self.prolific_id or 'not created'})"
+
+    def clean(self) -> None:
+        """A rejecting review needs a category and a message of at least 100 characters."""
+        if self.failed_check_review == self.FailedCheckReview.REJECT:
+            errors = {}
+            if self.rejection_category not in REJECTION_CATEGORIES:
+                errors["rejection_category"] = "Choose Prolific's rejection category."
+            if len(self.rejection_message.strip()) < REJECTION_MESSAGE_MIN_CHARS:
+                errors["rejection_message"] = (
+                    f"Prolific requires at least {REJECTION_MESSAGE_MIN_CHARS} characters."
+                )
+            if errors:
+                raise ValidationError(errors)
+
+
+class Submission(models.Model):
+    """The latest known status of one Prolific submission.
+
+    ``submission_id`` is Prolific's id (the ``SESSION_ID`` of the study URL);
+    ``prolific_pid`` the participant's Prolific ID (never shown or exported; pages use the
+    pseudonym). ``status_at`` is when the status was observed (webhook timestamp or sync
+    time): between two final statuses the later one wins; a lower-ranked status never replaces
+    a higher one (:data:`STATUS_RANK`). ``review_action`` records what review did.
+    """
+
+    class ReviewAction(models.TextChoices):
+        NONE = "", "None"
+        APPROVED = "approved", "Approved"
+        RETURN_REQUESTED = "return_requested", "Return requested"
+        REJECTED = "rejected", "Rejected"
+
+    prolific_study = models.ForeignKey(
+        ProlificStudy, on_delete=models.CASCADE, related_name="submissions"
+    )
+    submission_id = models.CharField(max_length=64, unique=True)
+    prolific_pid = models.CharField(max_length=64, blank=True, db_index=True)
+    participant = models.ForeignKey(
+        Participant,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="prolific_submissions",
+    )
+    status = models.CharField(max_length=30)
+    status_at = models.DateTimeField()
+    started_at = models.DateTimeField(null=True, blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+    study_code = models.CharField(max_length=40, blank=True)
+    entry_verified = models.BooleanField(
+        null=True, blank=True, help_text="Prolific confirmed the PID and study of this session."
+    )
+    review_action = models.CharField(
+        max_length=20, choices=ReviewAction.choices, blank=True, default=ReviewAction.NONE
+    )
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["prolific_study", "created_at", "pk"]
+        indexes = [models.Index(fields=["prolific_study", "status"])]
+
+    def __str__(self) -> str:
+        return f"submission {self.submission_id} ({self.status})"
+
+
+class WebhookEvent(models.Model):
+    """One webhook delivery, stored once per ``X-Event-ID`` (a redelivery is a duplicate).
+
+    ``sent_at`` is the event's timestamp (``X-Timestamp`` or the signed request timestamp);
+    ``outcome`` what applying it did (``applied``, ``stale``, ``unmatched``, ``ignored``).
+    """
+
+    event_id = models.CharField(max_length=100, unique=True)
+    event_type = models.CharField(max_length=60)
+    resource_id = models.CharField(max_length=64, blank=True)
+    status = models.CharField(max_length=30, blank=True)
+    sent_at = models.DateTimeField()
+    payload = models.JSONField(default=dict)
+    outcome = models.CharField(max_length=20, blank=True)
+    received_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-received_at"]
+
+    def __str__(self) -> str:
+        return f"{self.event_type} {self.resource_id} ({self.outcome})"
+
+
+class BonusPayment(models.Model):
+    """One bulk bonus payment of a study.
+
+    ``items`` is ``[{"recipient": id, "participant": pseudonym, "amount_minor": int}]``; the
+    recipient is the submission id (or the PID when no submission is known).
+    ``total_minor_units`` is their sum in minor units. ``csv_bonuses`` is exactly what set-up
+    sent (amounts in major units). The life cycle is draft (dry run, nothing sent) -> set up on
+    Prolific (``bulk_id``) -> pay sent (``pay_sent_at``, written before the request) -> paid or
+    pay failed. A payment whose pay was sent is never sent again.
+    """
+
+    class Status(models.TextChoices):
+        DRAFT = "draft", "Dry run (nothing sent)"
+        SET_UP = "set_up", "Set up on Prolific, not paid"
+        PAY_SENT = "pay_sent", "Pay sent, answer pending"
+        PAID = "paid", "Paid"
+        PAY_FAILED = "pay_failed", "Pay request failed: check Prolific before doing anything"
+
+    prolific_study = models.ForeignKey(
+        ProlificStudy, on_delete=models.CASCADE, related_name="bonus_payments"
+    )
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.DRAFT)
+    items = models.JSONField(default=list)
+    csv_bonuses = models.TextField(blank=True)
+    total_minor_units = models.PositiveIntegerField(default=0)
+    bulk_id = models.CharField(max_length=64, blank=True)
+    setup_response = models.JSONField(default=dict, blank=True)
+    pay_sent_at = models.DateTimeField(null=True, blank=True)
+    paid_at = models.DateTimeField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=~models.Q(status__in=["pay_sent", "paid", "pay_failed"])
+                | models.Q(pay_sent_at__isnull=False),
+                name="bonus_payment_pay_sent_marked",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"bonus {self.pk} of {self.prolific_study.study.slug} ({self.status})"
+
+    @property
+    def total_major(self) -> str:
+        """The total in major units, e.g. ``"12.50"``."""
+        return f"{Decimal(self.total_minor_units) / 100:.2f}"

@@ -1,0 +1,229 @@
+"""Reads of the Prolific app: the study payload, submission lists and review summaries.
+
+Participants appear only as their export pseudonym (``p_`` + 16 hex digits); no page or API
+response built from these reads shows a raw Prolific ID.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from django.db.models import Q, QuerySet
+from django.urls import reverse
+
+from spotlight_study.participation.models import Participant
+from spotlight_study.participation.selectors import participant_pseudonym
+from spotlight_study.studies.models import Study
+
+from .client import CompletionCode, StudyDraft
+from .models import STATUS_RANK, BonusPayment, ProlificStudy, Submission
+
+# Prolific statuses that free a participant's place in their cell.
+FREEING_STATUSES = {
+    "RETURNED": Participant.Status.RETURNED,
+    "TIMED-OUT": Participant.Status.TIMED_OUT,
+    "REJECTED": Participant.Status.REJECTED,
+}
+# A submission still running or accepted: another submission of the same PID must not end them.
+LIVE_STATUSES = ("RESERVED", "ACTIVE", "AWAITING REVIEW", "APPROVED")
+
+
+def prolific_study_for(study: Study) -> ProlificStudy | None:
+    """The study's Prolific link, or ``None``."""
+    return ProlificStudy.objects.filter(study=study).first()
+
+
+def external_study_url(*, study: Study, base_url: str) -> str:
+    """The study URL Prolific sends participants to, with its three placeholders.
+
+    ``base_url`` is this server's public origin, e.g. ``https://study.example.org``.
+    """
+    entry = reverse("participation:entry", kwargs={"slug": study.slug})
+    return (
+        f"{base_url.rstrip('/')}{entry}?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}"
+        f"&STUDY_ID={{{{%STUDY_ID%}}}}&SESSION_ID={{{{%SESSION_ID%}}}}"
+    )
+
+
+def completion_codes(prolific_study: ProlificStudy) -> tuple[CompletionCode, ...]:
+    """The study's three completion codes with their Prolific actions.
+
+    - completed: ``MANUALLY_REVIEW`` (default) or ``AUTOMATICALLY_APPROVE``;
+    - failed instruction check (``FAILED_ATTENTION_CHECK``): ``REQUEST_RETURN`` when review asks
+      for returns, otherwise ``MANUALLY_REVIEW`` (a rejection is the researcher's decision);
+    - no consent: ``REQUEST_RETURN``.
+
+    With a participant group, the completed and failed-check codes also add the participant to
+    it (``ADD_TO_PARTICIPANT_GROUP``), so that the group's blocklist filter keeps anyone who saw
+    the task out of later studies.
+    """
+    study = prolific_study.study
+    group = prolific_study.participant_group_id
+    add = ({"action": "ADD_TO_PARTICIPANT_GROUP", "participant_group": group},) if group else ()
+    failed = (
+        "REQUEST_RETURN"
+        if prolific_study.failed_check_review == ProlificStudy.FailedCheckReview.REQUEST_RETURN
+        else "MANUALLY_REVIEW"
+    )
+    return (
+        CompletionCode(
+            code=study.completion_code,
+            code_type="COMPLETED",
+            actions=({"action": prolific_study.completed_action},) + add,
+        ),
+        CompletionCode(
+            code=study.failed_check_code,
+            code_type="FAILED_ATTENTION_CHECK",
+            actions=({"action": failed},) + add,
+        ),
+        CompletionCode(
+            code=study.no_consent_code,
+            code_type="NO_CONSENT",
+            actions=({"action": "REQUEST_RETURN"},),
+        ),
+    )
+
+
+def study_filters(prolific_study: ProlificStudy) -> tuple[dict[str, Any], ...]:
+    """The researcher's filters plus ``participant_group_blocklist`` for the group, if any."""
+    filters = [dict(f) for f in prolific_study.filters or [] if isinstance(f, dict)]
+    group = prolific_study.participant_group_id
+    if group and not any(f.get("filter_id") == "participant_group_blocklist" for f in filters):
+        filters.append({"filter_id": "participant_group_blocklist", "selected_values": [group]})
+    return tuple(filters)
+
+
+def study_draft(prolific_study: ProlificStudy, *, base_url: str) -> StudyDraft:
+    """What ``POST /studies/`` would send for this study (reward in minor units, times in minutes).
+
+    Places default to the study's ``target_sample_size`` when ``total_available_places`` is 0.
+    """
+    study = prolific_study.study
+    return StudyDraft(
+        name=study.title,
+        internal_name=study.slug,
+        description=prolific_study.description,
+        external_study_url=external_study_url(study=study, base_url=base_url),
+        estimated_completion_time=study.estimated_minutes,
+        maximum_allowed_time=study.maximum_minutes,
+        reward=prolific_study.reward_minor_units,
+        total_available_places=prolific_study.total_available_places or study.target_sample_size,
+        completion_codes=completion_codes(prolific_study),
+        device_compatibility=tuple(prolific_study.device_compatibility or ("desktop",)),
+        filters=study_filters(prolific_study),
+    )
+
+
+def submissions_of(prolific_study: ProlificStudy) -> QuerySet[Submission]:
+    """The study's submissions with their participants, oldest first."""
+    return Submission.objects.filter(prolific_study=prolific_study).select_related("participant")
+
+
+def approvable_submissions(prolific_study: ProlificStudy) -> QuerySet[Submission]:
+    """Submissions to approve: awaiting review, participant completed, instruction check not failed,
+    not reviewed yet."""
+    return submissions_of(prolific_study).filter(
+        status="AWAITING REVIEW",
+        review_action="",
+        participant__status=Participant.Status.COMPLETED,
+    ).exclude(participant__instruction_check_passed=False)
+
+
+def failed_check_submissions(prolific_study: ProlificStudy) -> QuerySet[Submission]:
+    """Submissions awaiting review whose participant failed the instruction check, not reviewed yet."""
+    return submissions_of(prolific_study).filter(
+        status="AWAITING REVIEW",
+        review_action="",
+        participant__instruction_check_passed=False,
+    )
+
+
+def other_live_submission_exists(submission: Submission) -> bool:
+    """Whether the same PID has another running or approved submission in this study."""
+    return (
+        Submission.objects.filter(
+            prolific_study_id=submission.prolific_study_id,
+            prolific_pid=submission.prolific_pid,
+            status__in=LIVE_STATUSES,
+        )
+        .exclude(pk=submission.pk)
+        .exists()
+    )
+
+
+def submission_rows(prolific_study: ProlificStudy) -> list[dict[str, Any]]:
+    """One row per submission for the review page and the API.
+
+    Keys: ``submission`` (Prolific's submission id), ``participant`` (pseudonym or ``None``
+    when no participant arrived with it), ``status`` (Prolific), ``participant_status`` (ours),
+    ``cell``, ``instruction_check_passed``, ``review_action``, ``status_at``, ``entry_verified``.
+    """
+    study = prolific_study.study
+    rows = []
+    for s in submissions_of(prolific_study):
+        p = s.participant
+        rows.append(
+            {
+                "submission": s.submission_id,
+                "participant": participant_pseudonym(study=study, prolific_pid=p.prolific_pid)
+                if p
+                else None,
+                "status": s.status,
+                "participant_status": p.status if p else None,
+                "cell": p.cell_index if p else None,
+                "instruction_check_passed": p.instruction_check_passed if p else None,
+                "review_action": s.review_action,
+                "status_at": s.status_at,
+                "entry_verified": s.entry_verified,
+            }
+        )
+    return rows
+
+
+def review_summary(study: Study) -> dict[str, Any]:
+    """Figures for the researcher page and the review page.
+
+    Returns
+    -------
+    dict
+        ``linked`` (bool), ``prolific`` (the :class:`ProlificStudy` or ``None``),
+        ``status_counts`` (``{status: n}`` in life-cycle order), ``to_approve`` and
+        ``failed_checks`` (counts of submissions review would act on), ``bonus_payments``
+        (the latest five), ``last_synced_at``.
+    """
+    ps = prolific_study_for(study)
+    if ps is None:
+        return {"linked": False, "prolific": None, "status_counts": {}, "to_approve": 0,
+                "failed_checks": 0, "bonus_payments": [], "last_synced_at": None}
+    counts = Counter(Submission.objects.filter(prolific_study=ps).values_list("status", flat=True))
+    ordered = dict(sorted(counts.items(), key=lambda kv: (STATUS_RANK.get(kv[0], 9), kv[0])))
+    return {
+        "linked": bool(ps.prolific_id),
+        "prolific": ps,
+        "status_counts": ordered,
+        "to_approve": approvable_submissions(ps).count(),
+        "failed_checks": failed_check_submissions(ps).count(),
+        "bonus_payments": list(BonusPayment.objects.filter(prolific_study=ps)[:5]),
+        "last_synced_at": ps.last_synced_at,
+    }
+
+
+def syncable_prolific_studies() -> QuerySet[ProlificStudy]:
+    """Linked Prolific studies (a Prolific id is known)."""
+    return ProlificStudy.objects.exclude(prolific_id="").select_related("study")
+
+
+def participant_by_pseudonym(*, study: Study) -> dict[str, Participant]:
+    """``{pseudonym: participant}`` for the study (for bonus CSVs written from the export)."""
+    return {
+        participant_pseudonym(study=study, prolific_pid=p.prolific_pid): p
+        for p in Participant.objects.filter(study=study).only("id", "prolific_pid", "prolific_session_id", "study_id")
+    }
+
+
+def participants_to_verify(prolific_study: ProlificStudy) -> QuerySet[Participant]:
+    """Participants of the study whose entry has not been checked against Prolific yet."""
+    checked = Submission.objects.filter(prolific_study=prolific_study, entry_verified__isnull=False)
+    return Participant.objects.filter(study=prolific_study.study).exclude(
+        Q(prolific_session_id__in=checked.values("submission_id"))
+    )

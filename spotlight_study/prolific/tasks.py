@@ -1,0 +1,69 @@
+"""Celery tasks of the Prolific app. They take ids and call one idempotent service.
+
+The beat schedule (``CELERY_BEAT_SCHEDULE["prolific-sync-submissions"]``, every
+``PROLIFIC_SYNC_INTERVAL_SECONDS``) runs :func:`prolific_sync_all`, which queues one
+:func:`prolific_sync_study` per linked study. Syncing only reads Prolific and applies statuses
+that never move backwards, so a task may run twice or be retried safely. Nothing here pays
+bonuses: that is never done by a task (a retry could pay twice).
+"""
+from __future__ import annotations
+
+import logging
+import random
+
+from celery import shared_task
+from django.conf import settings
+
+from . import selectors, services
+from .client import ProlificAPIError, ProlificTransportError
+
+logger = logging.getLogger(__name__)
+
+
+@shared_task(name="spotlight_study.prolific.tasks.prolific_sync_all")
+def prolific_sync_all() -> int:
+    """Queue a sync of every linked study; returns how many were queued (0 without a token)."""
+    if not settings.PROLIFIC_API_TOKEN:
+        logger.info("Prolific sync skipped: PROLIFIC_API_TOKEN is not set.")
+        return 0
+    ids = list(selectors.syncable_prolific_studies().values_list("pk", flat=True))
+    for pk in ids:
+        prolific_sync_study.delay(pk)
+    return len(ids)
+
+
+def _countdown(retries: int) -> float:
+    """Exponential backoff with jitter for task retries: about 30 s, 60 s, 120 s, ... at most 10 min."""
+    return min(600.0, 30.0 * 2**retries) * random.uniform(0.5, 1.0)
+
+
+@shared_task(
+    name="spotlight_study.prolific.tasks.prolific_sync_study", bind=True, acks_late=True, max_retries=5
+)
+def prolific_sync_study(self, prolific_study_id: int) -> dict:
+    """Pull the submissions of one study and apply their statuses (see ``submissions_sync``).
+
+    Retried with backoff when Prolific cannot be reached or answers 429/5xx (the sync only reads
+    Prolific and is idempotent); other errors (e.g. 401, a bad token) fail at once. Returns the
+    :class:`~.services.SyncReport` as a dict.
+    """
+    try:
+        report = services.submissions_sync(prolific_study_id=prolific_study_id)
+    except ProlificTransportError as exc:
+        raise self.retry(exc=exc, countdown=_countdown(self.request.retries)) from None
+    except ProlificAPIError as exc:
+        if not exc.retryable:
+            raise
+        raise self.retry(exc=exc, countdown=_countdown(self.request.retries)) from None
+    return vars(report)
+
+
+@shared_task(
+    name="spotlight_study.prolific.tasks.prolific_verify_entry",
+    autoretry_for=(ProlificTransportError,),
+    retry_backoff=True,
+    max_retries=3,
+)
+def prolific_verify_entry(participant_id: int) -> bool | None:
+    """Check a participant's SESSION_ID against Prolific (``submission_entry_verify``)."""
+    return services.submission_entry_verify(participant_id=participant_id)

@@ -1,0 +1,20 @@
+"""URLs under ``/prolific/``: the webhook and the researcher's review pages."""
+from django.urls import path, re_path
+
+from . import views
+
+app_name = "prolific"
+
+# Bonus payment ids are at most 18 digits (a 64-bit id); longer numbers are a 404, not a 500.
+BONUS = r"^(?P<slug>[-a-zA-Z0-9_]+)/bonuses/(?P<pk>[0-9]{1,18})/"
+
+urlpatterns = [
+    path("webhook/", views.webhook, name="webhook"),
+    path("<slug:slug>/", views.review, name="review"),
+    path("<slug:slug>/sync/", views.sync, name="sync"),
+    path("<slug:slug>/approve/", views.approve, name="approve"),
+    path("<slug:slug>/failed-checks/", views.failed_checks, name="failed_checks"),
+    path("<slug:slug>/bonuses/", views.bonus_draft, name="bonus_draft"),
+    re_path(BONUS + "$", views.bonus, name="bonus"),
+    re_path(BONUS + "pay/$", views.bonus_pay, name="bonus_pay"),
+]

@@ -1,0 +1,76 @@
+"""Who may use the researcher API: staff only; annotators keep their blinded endpoints only."""
+from __future__ import annotations
+
+import pytest
+from rest_framework.test import APIClient
+
+from ..annotation.conftest import complete_participants, make_user
+
+PATHS = [
+    "/api/studies/",
+    "/api/studies/{slug}/",
+    "/api/studies/{slug}/settings/",
+    "/api/studies/{slug}/cells/",
+    "/api/studies/{slug}/participants/",
+    "/api/studies/{slug}/responses/",
+    "/api/studies/{slug}/annotation/final-labels/",
+    "/api/stimuli/sets/",
+    "/api/schema/",
+]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_anonymous_callers_get_401(client, demo_study, path):
+    """Without credentials every endpoint answers 401 in the API's error shape (not data)."""
+    response = APIClient().get(path.format(slug=demo_study.slug))
+    assert response.status_code == 401
+    if path != "/api/schema/":
+        assert response.json()["error"]["code"] == "not_authenticated"
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_annotators_get_403(annotator_api, demo_study, path):
+    """An annotator's token reaches nothing of the researcher API (conditions stay hidden)."""
+    response = annotator_api.get(path.format(slug=demo_study.slug))
+    assert response.status_code == 403
+    assert b"pattern_with_distractors" not in response.content and b"no_pattern" not in response.content
+
+
+def test_annotator_cannot_read_conditions_but_can_annotate(client, demo_study, annotator_api):
+    """The same annotator is refused the settings and participants, and is served a blind item
+    by the annotator API."""
+    complete_participants(demo_study.slug, 1)
+    for path in ("settings", "participants", "responses", "cells"):
+        assert annotator_api.get(f"/api/studies/{demo_study.slug}/{path}/").status_code == 403
+    client.force_login(make_user("blind", "annotators"))
+    item = client.post(f"/annotate/api/{demo_study.slug}/next/", content_type="application/json").json()["item"]
+    assert item is not None and "condition" not in item
+
+
+def test_staff_with_a_session_may_read(client, demo_study):
+    """Session authentication works for staff (the browsable researcher case)."""
+    client.force_login(make_user("sess", staff=True))
+    assert client.get("/api/studies/").status_code == 200
+
+
+def test_researchers_group_without_staff_is_refused(client, demo_study):
+    """The API is staff only: a non-staff member of `researchers` gets 403."""
+    client.force_login(make_user("group-only", "researchers"))
+    assert client.get("/api/studies/").status_code == 403
+
+
+def test_a_bad_token_is_401(demo_study):
+    """An unknown token is refused."""
+    c = APIClient()
+    c.credentials(HTTP_AUTHORIZATION="Token 0000000000000000000000000000000000000000")
+    assert c.get("/api/studies/").status_code == 401
+
+
+def test_swagger_ui_is_staff_only(client, demo_study):
+    """Swagger UI: anonymous 401, annotator 403, staff 200 with the page."""
+    assert client.get("/api/docs/").status_code == 401
+    client.force_login(make_user("ui-annotator", "annotators"))
+    assert client.get("/api/docs/").status_code == 403
+    client.force_login(make_user("ui-staff", staff=True))
+    response = client.get("/api/docs/")
+    assert response.status_code == 200 and b"<html" in response.content.lower()

@@ -1,0 +1,309 @@
+"""A small fake of Prolific's API, served on 127.0.0.1 for the tests (no mocking of httpx).
+
+It implements the endpoints the platform uses with realistic payloads (Prolific's API
+reference): studies (create, get, transition), a study's submissions with ``_links.next``
+paging, one submission, submission transitions with Prolific's validation of rejections,
+request-return, bulk approve (at most 1,000 ids), bonus set-up and pay. Errors come in
+Prolific's shape ``{"error": {"status", "error_code", "title", "detail"}}``, except unknown
+paths, which answer the flat ``{"detail": "Not found."}``.
+
+Tests script failures with :meth:`FakeProlific.fail` (e.g. a 429, then success) and read every
+request back from :attr:`FakeProlific.calls`.
+"""
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import threading
+from collections import defaultdict
+from dataclasses import dataclass, field
+from decimal import Decimal
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+PREFIX = "/api/v1/"
+
+
+@dataclass
+class Call:
+    """One request the fake received."""
+
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    body: Any
+    authorization: str
+
+
+@dataclass
+class FakeProlific:
+    """The fake server's state. ``start()`` serves it; ``base_url`` is the API's base URL."""
+
+    token: str = field(default_factory=lambda: f"test-token-{secrets.token_hex(8)}")
+    page_size: int = 2
+    # After the last page, serve the last page again under another URL whose next link points
+    # back to page 2: the client must deduplicate and stop at the loop.
+    repeat_and_loop: bool = False
+    calls: list[Call] = field(default_factory=list)
+    studies: dict[str, dict] = field(default_factory=dict)
+    submissions: dict[str, dict] = field(default_factory=dict)  # id -> submission
+    bonuses: dict[str, dict] = field(default_factory=dict)
+    scripted: dict[tuple[str, str], list[tuple[int, Any, dict]]] = field(default_factory=lambda: defaultdict(list))
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def start(self) -> "FakeProlific":
+        """Serve on a free port of 127.0.0.1 in a daemon thread."""
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:  # keep test output clean
+                pass
+
+            def _handle(self) -> None:
+                fake._dispatch(self)
+
+            do_GET = do_POST = do_PATCH = do_DELETE = _handle
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and free the port."""
+        self.server.shutdown()
+        self.server.server_close()
+
+    @property
+    def origin(self) -> str:
+        """``http://127.0.0.1:PORT``."""
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    @property
+    def base_url(self) -> str:
+        """The API base URL, ``http://127.0.0.1:PORT/api/v1/``."""
+        return self.origin + PREFIX
+
+    # --- test helpers ------------------------------------------------------------------------
+
+    def fail(self, method: str, path: str, status: int, body: Any = None, times: int = 1, headers: dict | None = None) -> None:
+        """Answer the next ``times`` requests to ``method path`` (path after /api/v1/) with ``status``."""
+        for _ in range(times):
+            self.scripted[(method, path)].append((status, body, headers or {}))
+
+    def count(self, method: str, path_regex: str) -> int:
+        """How many requests matched (path without the /api/v1/ prefix)."""
+        return sum(1 for c in self.calls if c.method == method and re.fullmatch(path_regex, c.path))
+
+    def add_study(self, study_id: str | None = None, status: str = "ACTIVE") -> str:
+        """A study that exists on Prolific (as if made in Prolific's app)."""
+        study_id = study_id or secrets.token_hex(12)
+        self.studies[study_id] = {"id": study_id, "status": status, "name": "Existing study"}
+        return study_id
+
+    def add_submission(
+        self, study_id: str, *, participant_id: str | None = None, submission_id: str | None = None,
+        status: str = "ACTIVE", study_code: str | None = None,
+    ) -> dict:
+        """A submission of ``study_id``; returns it (ids are 24 hex characters)."""
+        sub = {
+            "id": submission_id or secrets.token_hex(12),
+            "participant_id": participant_id or secrets.token_hex(12),
+            "study_id": study_id,
+            "status": status,
+            "started_at": "2025-05-01T10:00:00.000000Z",
+            "completed_at": None if status in ("RESERVED", "ACTIVE") else "2025-05-01T10:12:00.000000Z",
+            "has_siblings": False,
+            "study_code": study_code,
+            "return_requested": None,
+        }
+        self.submissions[sub["id"]] = sub
+        return sub
+
+    # --- serving -------------------------------------------------------------------------
+
+    def _send(self, handler: BaseHTTPRequestHandler, status: int, body: Any, headers: dict | None = None) -> None:
+        data = b"" if body is None else json.dumps(body).encode()
+        handler.send_response(status)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(data)))
+        for k, v in (headers or {}).items():
+            handler.send_header(k, v)
+        handler.end_headers()
+        handler.wfile.write(data)
+
+    @staticmethod
+    def error(status: int, error_code: int, title: str, detail: Any) -> dict:
+        """Prolific's error body."""
+        return {
+            "error": {
+                "status": status,
+                "error_code": error_code,
+                "title": title,
+                "detail": detail,
+                "additional_information": f"/api/v1/errors/{error_code}/",
+                "traceback": None,
+                "interactive": False,
+            }
+        }
+
+    def _dispatch(self, h: BaseHTTPRequestHandler) -> None:
+        url = urlsplit(h.path)
+        length = int(h.headers.get("Content-Length") or 0)
+        raw = h.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = raw.decode(errors="replace")
+        path = url.path[len(PREFIX):] if url.path.startswith(PREFIX) else url.path
+        auth = h.headers.get("Authorization", "")
+        with self.lock:
+            self.calls.append(Call(h.command, path, parse_qs(url.query), body, auth))
+            if auth != f"Token {self.token}":
+                answer = (401, self.error(401, 140100, "Unauthorized", "Invalid token."), {})
+            else:
+                scripted = self.scripted.get((h.command, path))
+                answer = scripted.pop(0) if scripted else None
+        if answer is not None:
+            return self._send(h, answer[0], answer[1], answer[2])
+        with self.lock:
+            status, payload, headers = self._route(h.command, path, parse_qs(url.query), body)
+        self._send(h, status, payload, headers)
+
+    def _route(self, method: str, path: str, query: dict, body: Any) -> tuple[int, Any, dict]:
+        m = re.fullmatch
+        if method == "POST" and path == "studies/":
+            return self._study_create(body)
+        if (g := m(r"studies/([0-9a-f]{24})/", path)) and method == "GET":
+            study = self.studies.get(g[1])
+            return (200, study, {}) if study else (404, self.error(404, 140404, "Not found", "No such study."), {})
+        if (g := m(r"studies/([0-9a-f]{24})/transition/", path)) and method == "POST":
+            return self._study_transition(g[1], body or {})
+        if (g := m(r"studies/([0-9a-f]{24})/submissions/", path)) and method == "GET":
+            return self._submission_page(g[1], (query.get("page") or ["1"])[0])
+        if (g := m(r"submissions/([0-9a-f]{24})/", path)) and method == "GET":
+            sub = self.submissions.get(g[1])
+            if sub is None:
+                return 404, {"detail": "Not found."}, {}
+            detail = {k: v for k, v in sub.items() if k not in ("participant_id", "study_code")}
+            return 200, {**detail, "participant": sub["participant_id"], "entered_code": sub["study_code"]}, {}
+        if (g := m(r"submissions/([0-9a-f]{24})/transition/", path)) and method == "POST":
+            return self._submission_transition(g[1], body or {})
+        if (g := m(r"submissions/([0-9a-f]{24})/request-return/", path)) and method == "POST":
+            sub = self.submissions.get(g[1])
+            if sub is None or not (body or {}).get("request_return_reasons"):
+                return 400, self.error(400, 140200, "Bad request", "request_return_reasons is required."), {}
+            sub["return_requested"] = "2025-05-02T09:30:00Z"
+            return 200, {"id": sub["id"], "status": sub["status"], "participant": sub["participant_id"],
+                         "return_requested": sub["return_requested"]}, {}
+        if method == "POST" and path == "submissions/bulk-approve/":
+            return self._bulk_approve(body or {})
+        if method == "POST" and path == "submissions/bonus-payments/":
+            return self._bonus_setup(body or {})
+        if (g := m(r"bulk-bonus-payments/([0-9a-f]{24})/pay/", path)) and method == "POST":
+            bonus = self.bonuses.get(g[1])
+            if bonus is None:
+                return 404, self.error(404, 140404, "Not found", "No such bulk bonus payment."), {}
+            bonus["paid"] = bonus.get("paid", 0) + 1
+            return 202, f"Bulk bonus payment with ID {g[1]} is being processed asynchronously.", {}
+        return 404, {"detail": "Not found."}, {}
+
+    def _study_create(self, body: dict) -> tuple[int, Any, dict]:
+        missing = [k for k in ("name", "description", "external_study_url", "reward",
+                               "total_available_places", "estimated_completion_time",
+                               "completion_codes") if not body.get(k)]
+        if missing:
+            return 400, self.error(400, 140100, "Request validation failed.",
+                                   {k: ["This field is required."] for k in missing}), {}
+        study_id = secrets.token_hex(12)
+        study = {**body, "id": study_id, "status": "UNPUBLISHED"}
+        self.studies[study_id] = study
+        return 201, study, {}
+
+    def _study_transition(self, study_id: str, body: dict) -> tuple[int, Any, dict]:
+        study = self.studies.get(study_id)
+        if study is None:
+            return 404, self.error(404, 140404, "Not found", "No such study."), {}
+        new = {"PUBLISH": "ACTIVE", "PAUSE": "PAUSED", "START": "ACTIVE", "STOP": "AWAITING REVIEW"}.get(body.get("action"))
+        if new is None:
+            return 400, self.error(400, 140100, "Request validation failed.", {"action": ["Invalid action."]}), {}
+        study["status"] = new
+        return 200, study, {}
+
+    def _submission_page(self, study_id: str, page: str) -> tuple[int, Any, dict]:
+        subs = [s for s in self.submissions.values() if s["study_id"] == study_id]
+        pages = [subs[i:i + self.page_size] for i in range(0, len(subs), self.page_size)] or [[]]
+        link = f"{self.base_url}studies/{study_id}/submissions/?page="
+        if page == "again":  # the last page served a second time, pointing back to page 2
+            return 200, {"results": pages[-1], "_links": {"next": {"href": link + "2"}}, "meta": {"count": len(subs)}}, {}
+        n = int(page)
+        if n > len(pages):
+            return 404, {"detail": "Invalid page."}, {}
+        if n < len(pages):
+            next_href = link + str(n + 1)
+        else:
+            next_href = link + "again" if self.repeat_and_loop else None
+        return 200, {
+            "results": [{k: v for k, v in s.items() if k != "return_requested"} for s in pages[n - 1]],
+            "_links": {
+                "self": {"href": link + str(n), "title": "Current"},
+                "next": {"href": next_href, "title": "Next"},
+                "previous": {"href": link + str(n - 1) if n > 1 else None, "title": "Previous"},
+                "last": {"href": link + str(len(pages)), "title": "Last"},
+            },
+            "meta": {"count": len(subs)},
+        }, {}
+
+    def _submission_transition(self, sub_id: str, body: dict) -> tuple[int, Any, dict]:
+        sub = self.submissions.get(sub_id)
+        if sub is None:
+            return 404, self.error(404, 140404, "Not found", "No such submission."), {}
+        action = body.get("action")
+        if action == "REJECT":
+            errors = {}
+            if not body.get("rejection_category"):
+                errors["rejection_category"] = ["This field is required."]
+            if len(body.get("message") or "") < 100:
+                errors["message"] = ["Ensure this field has at least 100 characters."]
+            if errors:
+                return 400, self.error(400, 140100, "Request validation failed.", errors), {}
+            sub["status"] = "REJECTED"
+        elif action == "APPROVE":
+            sub["status"] = "APPROVED"
+        else:
+            return 400, self.error(400, 140100, "Request validation failed.", {"action": ["Invalid."]}), {}
+        return 200, sub, {}
+
+    def _bulk_approve(self, body: dict) -> tuple[int, Any, dict]:
+        ids = body.get("submission_ids") or []
+        if len(ids) > 1000:
+            return 400, self.error(400, 140100, "Request validation failed.", {"submission_ids": ["At most 1000."]}), {}
+        for sub_id in ids:
+            if sub_id in self.submissions and self.submissions[sub_id]["status"] == "AWAITING REVIEW":
+                self.submissions[sub_id]["status"] = "APPROVED"
+        return 200, "The request to bulk approve has been made successfully.", {}
+
+    def _bonus_setup(self, body: dict) -> tuple[int, Any, dict]:
+        study_id = body.get("study_id")
+        lines = [line for line in (body.get("csv_bonuses") or "").split("\n") if line.strip()]
+        known = {s["id"] for s in self.submissions.values() if s["study_id"] == study_id} | {
+            s["participant_id"] for s in self.submissions.values() if s["study_id"] == study_id
+        }
+        amount = Decimal(0)
+        bad = []
+        for line in lines:
+            ident, value = line.split(",")
+            if ident not in known:
+                bad.append(ident)
+            amount += Decimal(value)
+        if study_id not in self.studies or bad or not lines:
+            return 400, self.error(400, 140300, "Bad bonus request.", f"Invalid ids: {', '.join(bad) or '-'}"), {}
+        bonus_id = secrets.token_hex(12)
+        minor = int(amount * 100)
+        fees = round(minor / 3, 2)
+        self.bonuses[bonus_id] = {"id": bonus_id, "study": study_id, "csv": body["csv_bonuses"], "paid": 0}
+        return 201, {"id": bonus_id, "total_amount": minor + fees, "study": study_id, "amount": minor,
+                     "fees": fees, "vat": 0}, {}
