@@ -96,6 +96,11 @@ class AnswerForm(StepForm):
 
     def clean_answer(self) -> str:
         answer = self.cleaned_data["answer"]
+        # Invisible characters (e.g. zero-width spaces) survive strip() but say nothing.
+        if not any(ch.isalnum() for ch in answer):
+            raise forms.ValidationError(
+                "Please describe the differences you see before continuing."
+            )
         if len(answer) > self.max_chars:
             raise forms.ValidationError(
                 f"Your answer has {len(answer):,} characters; please shorten it to at most "

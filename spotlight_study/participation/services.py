@@ -26,6 +26,8 @@ from .models import Participant, SurveyAnswer, TaskResponse
 from .selectors import cell_counts, participant_conditions, task_page
 
 PROLIFIC_ID_RE = re.compile(r"^[0-9a-f]{24}$")
+# Shown after a double submit or a post from an old tab; the first submit's answer is kept.
+STALE_MESSAGE = "That page was already submitted and its answer is saved. Here is where you are now."
 
 
 class ParticipationError(Exception):
@@ -140,7 +142,7 @@ def _lock(participant_id: int, token: str) -> Participant:
         pk=participant_id
     )
     if participant.status != Participant.Status.IN_PROGRESS or step_token(participant) != token:
-        raise StaleStep("That page was already submitted. Here is where you are now.")
+        raise StaleStep(STALE_MESSAGE)
     return participant
 
 
@@ -281,7 +283,7 @@ def answer_submit(
             # Posted without the page having been served (e.g. a crafted request): time starts now.
             response = task_serve(participant=p, study=study, now=now)
         if response.answered_at is not None:
-            raise StaleStep("That page was already submitted. Here is where you are now.")
+            raise StaleStep(STALE_MESSAGE)
         response.answer = answer
         response.answered_at = now
         response.time_on_task_ms = max(0, int((now - response.served_at).total_seconds() * 1000))

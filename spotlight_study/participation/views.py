@@ -96,7 +96,7 @@ def _post(request: HttpRequest, study: Study, participant: Participant) -> HttpR
     if request.POST.get("token") != services.step_token(participant) or (
         participant.status != Participant.Status.IN_PROGRESS
     ):
-        messages.info(request, "That page was already submitted. Here is where you are now.")
+        messages.info(request, services.STALE_MESSAGE)
         return _here(study)
     try:
         step_ = participant.step
@@ -135,7 +135,7 @@ def _post(request: HttpRequest, study: Study, participant: Participant) -> HttpR
                 request.POST, survey=study.survey, conditions=participant_conditions(participant)
             )
             if not form.is_valid():
-                messages.error(request, "Please answer every question marked below.")
+                messages.error(request, "Please check the questions marked below.")
                 return _render_step(request, study, participant, form=form, status=400)
             services.survey_submit(
                 participant_id=participant.pk,

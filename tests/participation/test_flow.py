@@ -164,9 +164,10 @@ def test_empty_and_oversized_answers_keep_the_page_and_text(walker, demo_study):
     walker.instructions()
     walker.page()
     token = walker.token()
-    empty = walker.post({"answer": "   "}, token=token)
-    assert empty.status_code == 400
-    assert "Please describe the differences" in empty.content.decode()
+    for blank in ("   ", "\u200b\u200b", "?!"):
+        empty = walker.post({"answer": blank}, token=token)
+        assert empty.status_code == 400
+        assert "Please describe the differences" in empty.content.decode()
     long_text = "night " * 900  # 5,400 characters
     too_long = walker.post({"answer": long_text}, token=token)
     html = too_long.content.decode()
@@ -218,7 +219,8 @@ def test_incomplete_survey_keeps_answers_and_stores_nothing(walker, demo_study):
     response = walker.post({"c__pattern__ease": "5", "comment": "hello"})
     assert response.status_code == 400
     html = response.content.decode()
-    assert "Please answer every question" in html and "hello" in html
+    assert "Please check the questions marked below" in html and "Please choose one option." in html
+    assert "hello" in html
     assert 'value="5" required id="id_c__pattern__ease_4" checked' in html
     assert not SurveyAnswer.objects.exists()
 
