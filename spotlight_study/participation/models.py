@@ -51,6 +51,9 @@ class Participant(models.Model):
     consented_at = models.DateTimeField(null=True, blank=True)
     instruction_check_passed = models.BooleanField(null=True, blank=True)
     comment = models.TextField(blank=True)
+    # Pilot participants are simulated (``manage.py pilot``): they never freeze the study, never
+    # take a place in a cell, and are left out of exports and analysis unless asked for.
+    is_pilot = models.BooleanField(default=False, db_index=True)
 
     started_at = models.DateTimeField(auto_now_add=True, db_index=True)
     finished_at = models.DateTimeField(null=True, blank=True)
