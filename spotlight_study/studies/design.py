@@ -114,3 +114,59 @@ def build_cells(setting_keys: list[str], conditions: list[str]) -> list[Cell]:
             )
             cells.append(Cell(index=order_index * c + rotation, tasks=tasks))
     return cells
+
+
+def design_warnings(
+    *, setting_keys: list[str], conditions: list[str], target_sample_size: int
+) -> list[str]:
+    """Warnings about a design that works but may not be what the researcher meant.
+
+    Parameters
+    ----------
+    setting_keys : list of str
+        Main setting keys, in definition order.
+    conditions : list of str
+        Condition values.
+    target_sample_size : int
+        Participants wanted in all.
+
+    Returns
+    -------
+    list of str
+        Empty if the design is regular. Otherwise:
+
+        - more main settings than conditions: a condition is shown in several settings of the
+          same participant, but the survey asks about each condition once;
+        - fewer main settings than conditions: each participant sees only some conditions, so
+          the within-participant survey comparison misses the others;
+        - a ``target_sample_size`` that is not a multiple of the number of cells, so the cells
+          cannot all be filled equally.
+
+    Raises
+    ------
+    ValueError
+        As :func:`build_cells`, for an empty or repeating list.
+    """
+    warnings = []
+    n_settings, n_conditions = len(setting_keys), len(conditions)
+    if n_settings > n_conditions:
+        warnings.append(
+            f"{n_settings} main settings but {n_conditions} condition(s): each participant sees "
+            "some condition in more than one setting, while the survey asks about each condition "
+            "once. Use as many main settings as conditions, or expect the survey answers to mix "
+            "settings."
+        )
+    elif n_settings < n_conditions:
+        warnings.append(
+            f"{n_settings} main setting(s) but {n_conditions} conditions: each participant sees "
+            f"only {n_settings} of the conditions, so no participant answers the survey about "
+            "all of them."
+        )
+    n_cells = len(build_cells(setting_keys, conditions))
+    if target_sample_size % n_cells:
+        lower = target_sample_size - target_sample_size % n_cells
+        warnings.append(
+            f"target_sample_size {target_sample_size} is not a multiple of the {n_cells} cells: "
+            f"the cells cannot be filled equally (use {lower or n_cells} or {lower + n_cells})."
+        )
+    return warnings

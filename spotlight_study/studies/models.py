@@ -8,6 +8,8 @@ import secrets
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from .rules import abandonment_timeout_too_short, completion_code_clashes
+
 
 def _new_salt() -> str:
     return secrets.token_hex(16)
@@ -91,13 +93,17 @@ class Study(models.Model):
     class Meta:
         verbose_name_plural = "studies"
         constraints = [
+            # The messages are for code paths that skip clean(); clean() ties the same rules to
+            # their fields, and full_clean() then skips the constraint for a field in error.
             models.CheckConstraint(
                 condition=models.Q(maximum_minutes__gte=models.F("estimated_minutes")),
                 name="study_max_minutes_gte_estimate",
+                violation_error_message="Maximum minutes must be at least the estimated minutes.",
             ),
             models.CheckConstraint(
                 condition=models.Q(annotators_per_item__gte=1),
                 name="study_annotators_per_item_gte_1",
+                violation_error_message="Annotators per item must be at least 1.",
             ),
         ]
 
@@ -105,15 +111,52 @@ class Study(models.Model):
         return f"{self.title} ({self.slug})"
 
     def clean(self) -> None:
-        """Check the condition list; raises ``ValidationError`` naming the bad value."""
+        """Check the rules across fields, as the study-file validation does.
+
+        The condition list, maximum minutes at least the estimate, annotators per item at least
+        1, the abandonment timeout at least maximum minutes and distinct completion codes
+        (:mod:`spotlight_study.studies.rules`). Raises ``ValidationError`` with every broken
+        rule tied to its field, so the admin shows each next to its input.
+        """
+        errors: dict[str, str] = {}
         valid = set(Condition.values)
+        bad = [c for c in self.conditions or [] if c not in valid]
         if not self.conditions:
-            raise ValidationError({"conditions": "At least one condition is required."})
-        bad = [c for c in self.conditions if c not in valid]
-        if bad:
-            raise ValidationError({"conditions": f"Unknown condition(s): {', '.join(bad)}."})
-        if len(set(self.conditions)) != len(self.conditions):
-            raise ValidationError({"conditions": "Conditions must not repeat."})
+            errors["conditions"] = "At least one condition is required."
+        elif bad:
+            errors["conditions"] = f"Unknown condition(s): {', '.join(map(str, bad))}."
+        elif len(set(self.conditions)) != len(self.conditions):
+            errors["conditions"] = "Conditions must not repeat."
+        # Values may be None here when their own field failed validation.
+        if self.maximum_minutes is not None and self.estimated_minutes is not None:
+            if self.maximum_minutes < self.estimated_minutes:
+                errors["maximum_minutes"] = (
+                    f"Must be at least the estimated minutes ({self.estimated_minutes})."
+                )
+        if self.annotators_per_item is not None and self.annotators_per_item < 1:
+            errors["annotators_per_item"] = "At least 1 annotator must label each answer."
+        if self.abandonment_timeout_minutes is not None and self.maximum_minutes is not None:
+            if abandonment_timeout_too_short(
+                timeout_minutes=self.abandonment_timeout_minutes,
+                maximum_minutes=self.maximum_minutes,
+            ):
+                errors["abandonment_timeout_minutes"] = (
+                    f"Must be at least the maximum minutes ({self.maximum_minutes}): a participant "
+                    "still within Prolific's time limit would otherwise lose their place."
+                )
+        labels = {
+            "completion_code": "the completion code",
+            "failed_check_code": "the failed-check code",
+            "no_consent_code": "the no-consent code",
+        }
+        clashes = completion_code_clashes({name: getattr(self, name) for name in labels})
+        for name, earlier in clashes.items():
+            errors[name] = (
+                f"Must differ from {labels[earlier]}: Prolific tells outcomes apart only by "
+                "their completion code."
+            )
+        if errors:
+            raise ValidationError(errors)
 
 
 class Setting(models.Model):
@@ -160,6 +203,7 @@ class Setting(models.Model):
                 fields=["study"],
                 condition=models.Q(kind="training"),
                 name="setting_one_training_per_study",
+                violation_error_message="A study has only one training setting.",
             ),
         ]
 
@@ -172,6 +216,7 @@ class TokenPattern(models.Model):
 
     ``tokens`` is a list of strings; ``group`` is 1 or 2, the group where the pattern is more
     frequent. Distractor patterns are shown only in the ``pattern_with_distractors`` condition.
+    ``unchecked_reason`` marks a pattern exempt from :mod:`spotlight_study.studies.content`.
     """
 
     setting = models.ForeignKey(Setting, on_delete=models.CASCADE, related_name="patterns")
@@ -179,11 +224,20 @@ class TokenPattern(models.Model):
     group = models.PositiveSmallIntegerField(choices=[(1, "Group 1"), (2, "Group 2")])
     is_distractor = models.BooleanField(default=False)
     position = models.PositiveIntegerField(default=0)
+    unchecked_reason = models.TextField(
+        blank=True,
+        help_text="If set, the pattern is deliberately exempt from the content checks (its tokens "
+        "occur in the texts, its group claim holds), for this reason.",
+    )
 
     class Meta:
         ordering = ["setting", "position"]
         constraints = [
-            models.CheckConstraint(condition=models.Q(group__in=[1, 2]), name="pattern_group_1_or_2"),
+            models.CheckConstraint(
+                condition=models.Q(group__in=[1, 2]),
+                name="pattern_group_1_or_2",
+                violation_error_message="Group must be 1 or 2.",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from django.db.models import Prefetch, QuerySet
 
-from .design import Cell, build_cells
+from .design import Cell, build_cells, design_warnings
 from .models import Setting, Study, TokenPattern
 
 
@@ -61,3 +61,18 @@ def setting_for_key(study: Study, key: str) -> Setting:
         if setting.key == key:
             return setting
     raise KeyError(key)
+
+
+def study_design_warnings(study: Study) -> list[str]:
+    """The study's design warnings (:func:`spotlight_study.studies.design.design_warnings`).
+
+    A study without main settings or conditions gets one warning saying so.
+    """
+    keys = [s.key for s in main_settings(study)]
+    if not keys or not study.conditions:
+        return ["The study has no main setting or no condition, so it has no cells."]
+    return design_warnings(
+        setting_keys=keys,
+        conditions=list(study.conditions),
+        target_sample_size=study.target_sample_size,
+    )

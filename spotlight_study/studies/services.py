@@ -1,11 +1,14 @@
 """Writes of study definitions."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q
 
+from .freeze import frozen_message, study_freeze_reason
 from .models import Setting, Study, TokenPattern
 from .schema import parse_study_file, validate_study_data
 
@@ -43,14 +46,41 @@ def _create_setting(
             group=int(p["group"]),
             is_distractor=is_distractor,
             position=i,
+            unchecked_reason=p.get("unchecked_reason", "") if p.get("unchecked") else "",
         )
         for i, (p, is_distractor) in enumerate(patterns)
     )
     return setting
 
 
+def _refuse_if_frozen(study: Study) -> None:
+    reason = study_freeze_reason(study=study)
+    if reason:
+        raise StudyImportError(frozen_message(study=study, reason=reason))
+
+
+@dataclass(frozen=True)
+class StudyImportOutcome:
+    """What :func:`study_import_outcome` did: the study, and how many participants a replace
+    deleted with the old definition (pilot participants; real arrivals who never consented)."""
+
+    study: Study
+    pilot_participants_removed: int = 0
+    unconsented_arrivals_removed: int = 0
+
+
+def study_import(
+    *, data: dict[str, Any], replace: bool = False, as_slug: str | None = None
+) -> Study:
+    """Create a study (or replace its definition); :func:`study_import_outcome` without the
+    counts of removed participants. Same parameters, returns the study, raises the same."""
+    return study_import_outcome(data=data, replace=replace, as_slug=as_slug).study
+
+
 @transaction.atomic
-def study_import(*, data: dict[str, Any], replace: bool = False) -> Study:
+def study_import_outcome(
+    *, data: dict[str, Any], replace: bool = False, as_slug: str | None = None
+) -> StudyImportOutcome:
     """Create a study (or replace its definition) from a parsed study file.
 
     Parameters
@@ -61,38 +91,57 @@ def study_import(*, data: dict[str, Any], replace: bool = False) -> Study:
         section sets ``annotators_per_item``, ``annotation_reservation_minutes`` and each
         setting's ``annotation_tags`` and ``surface_difference`` (defaults: 2, 30, none, empty).
     replace : bool
-        Replace an existing study with the same slug. Refused if it has participants, since their
-        answers refer to its settings.
+        Replace the definition of an existing study with the same slug, in place: the study row
+        (its Prolific link, annotators and pseudonym salt) stays, its settings and patterns are
+        rebuilt, and its pilot participants and arrivals who never consented are deleted with
+        the old definition, since their answers refer to it. Refused once the study is frozen
+        (:func:`spotlight_study.studies.freeze.study_freeze_reason`: a real participant has
+        consented).
+    as_slug : str or None
+        Import under this slug instead of the file's: the way to copy a frozen study as a new
+        version.
 
     Returns
     -------
-    Study
+    StudyImportOutcome
+        The study and, for a replace, the number of pilot participants and of unconsented
+        arrivals deleted (0 and 0 otherwise).
 
     Raises
     ------
     StudyFileError
         If the data is invalid (every bad field is named).
     StudyImportError
-        If the slug exists and ``replace`` is false, or the existing study has participants.
+        If the slug exists and ``replace`` is false, or the existing study is frozen; the
+        message says how to import a new version instead.
     """
+    if as_slug is not None:
+        data = {**data, "slug": as_slug}
     clean = validate_study_data(data)
     existing = Study.objects.select_for_update().filter(slug=clean["slug"]).first()
+    pilots_removed = unconsented_removed = 0
     if existing is not None:
         if not replace:
             raise StudyImportError(
                 f"A study with slug '{clean['slug']}' exists. Use --replace to overwrite its "
-                "definition (only possible before anyone has taken part)."
+                "definition (only possible before a real participant has consented), or "
+                "--as-slug NEW-SLUG to import the file as a new study."
             )
-        if existing.participants.exists():
-            raise StudyImportError(
-                f"Study '{clean['slug']}' already has participants; its definition cannot be "
-                "replaced. Import it under a new slug instead."
-            )
-        existing.delete()
+        _refuse_if_frozen(existing)
+        # Pilot data and unconsented arrivals belong to the old definition (and would block
+        # deleting its settings). The check runs again after the delete: a consent saved
+        # meanwhile keeps its row (it no longer matches the filter) and freezes the study.
+        removable = existing.participants.filter(Q(is_pilot=True) | Q(consented_at__isnull=True))
+        pilots_removed = removable.filter(is_pilot=True).count()
+        unconsented_removed = removable.filter(is_pilot=False).count()
+        removable.delete()
+        _refuse_if_frozen(existing)
+        existing.settings.all().delete()
     codes = clean["completion_codes"]
     annotation = _plain(clean.get("annotation") or {})
     per_setting = annotation.get("settings", {})
-    study = Study(
+    study = existing or Study()
+    for field, value in dict(
         slug=clean["slug"],
         title=clean["title"],
         status=clean["status"],
@@ -107,6 +156,7 @@ def study_import(*, data: dict[str, Any], replace: bool = False) -> Study:
         maximum_minutes=clean["maximum_minutes"],
         abandonment_timeout_minutes=clean["abandonment_timeout_minutes"],
         target_sample_size=clean["target_sample_size"],
+        min_answer_chars=clean["min_answer_chars"],
         max_answer_chars=clean["max_answer_chars"],
         short_time_flag_seconds=clean["short_time_flag_seconds"],
         failed_check_policy=clean["failed_check_policy"],
@@ -114,9 +164,9 @@ def study_import(*, data: dict[str, Any], replace: bool = False) -> Study:
         survey=_plain(clean["survey"]),
         annotators_per_item=annotation.get("annotators_per_item", 2),
         annotation_reservation_minutes=annotation.get("reservation_minutes", 30),
-    )
-    if clean.get("task_prompt"):
-        study.task_prompt = clean["task_prompt"]
+        task_prompt=clean.get("task_prompt") or Study._meta.get_field("task_prompt").default,
+    ).items():
+        setattr(study, field, value)
     study.full_clean()
     study.save()
     training = clean["training"]
@@ -135,12 +185,18 @@ def study_import(*, data: dict[str, Any], replace: bool = False) -> Study:
             position=position,
             annotation=per_setting.get(setting["key"]),
         )
-    return study
+    return StudyImportOutcome(
+        study=study,
+        pilot_participants_removed=pilots_removed,
+        unconsented_arrivals_removed=unconsented_removed,
+    )
 
 
-def study_import_file(*, path: str | Path, replace: bool = False) -> Study:
+def study_import_file(
+    *, path: str | Path, replace: bool = False, as_slug: str | None = None
+) -> Study:
     """Parse, validate and import a study file. Raises what :func:`study_import` raises."""
-    return study_import(data=parse_study_file(path), replace=replace)
+    return study_import(data=parse_study_file(path), replace=replace, as_slug=as_slug)
 
 
 def _plain(value: Any) -> Any:

@@ -66,3 +66,24 @@ def test_bad_designs_are_refused():
         build_cells(["a", "a"], ["pattern"])
     with pytest.raises(ValueError):
         balanced_latin_square(0)
+
+
+def test_design_warnings_regular_design_has_none():
+    """The reference design (2 settings, 2 conditions, 48 participants in 4 cells) is regular."""
+    from spotlight_study.studies.design import design_warnings
+
+    assert design_warnings(setting_keys=["a", "b"], conditions=["no_pattern", "pattern"], target_sample_size=48) == []
+
+
+def test_design_warnings_fewer_settings_than_conditions_and_uneven_sample():
+    """Two settings with three conditions leave a condition unseen; 50 does not split into 6 cells."""
+    from spotlight_study.studies.design import design_warnings
+
+    warnings = design_warnings(
+        setting_keys=["a", "b"],
+        conditions=["no_pattern", "pattern", "pattern_with_distractors"],
+        target_sample_size=50,
+    )
+    assert len(warnings) == 2
+    assert warnings[0].startswith("2 main setting(s) but 3 conditions")
+    assert "not a multiple of the 6 cells" in warnings[1] and "(use 48 or 54)" in warnings[1]

@@ -58,6 +58,8 @@ def test_bad_pattern_group_and_unknown_field_are_named(demo_data):
     demo_data["settings"][0]["patterns"][0]["group"] = 2
     demo_data["colour"] = "blue"
     assert _errors(demo_data) == {"colour": ["Unknown field."]}
+    demo_data["settings"][0]["patterns"][0]["group"] = 3
+    assert set(_errors(demo_data)) == {"colour", "settings[0].patterns[0].group"}
 
 
 def test_cross_field_rules(demo_data):
@@ -116,14 +118,22 @@ def test_command_reports_bad_field_and_changes_nothing(tmp_path, demo_data):
 
 
 @pytest.mark.django_db
-def test_reimport_needs_replace_and_is_refused_once_participants_exist(client, demo_data):
-    """A second import of a slug needs --replace, which is refused once someone took part."""
-    study_import(data=demo_data)
+def test_reimport_needs_replace_and_is_refused_once_a_participant_consented(client, demo_data):
+    """A second import needs --replace; an arrival without consent does not block it, a consent does."""
+    first = study_import(data=demo_data)
     with pytest.raises(StudyImportError, match="--replace"):
         study_import(data=demo_data)
     demo_data["title"] = "Renamed"
     assert study_import(data=demo_data, replace=True).title == "Renamed"
-    Walker(client, demo_data["slug"]).enter()
-    with pytest.raises(StudyImportError, match="already has participants"):
+    walker = Walker(client, demo_data["slug"])
+    walker.enter()
+    demo_data["title"] = "Renamed again"
+    replaced = study_import(data=demo_data, replace=True)
+    assert replaced.pk == first.pk and not replaced.participants.exists()
+    walker = Walker(client, demo_data["slug"])
+    walker.enter()
+    walker.consent()
+    demo_data["title"] = "Too late"
+    with pytest.raises(StudyImportError, match="frozen.*--as-slug"):
         study_import(data=demo_data, replace=True)
-    assert Study.objects.get().title == "Renamed"
+    assert Study.objects.get().title == "Renamed again"

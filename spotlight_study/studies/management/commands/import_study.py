@@ -1,19 +1,30 @@
-"""``manage.py import_study FILE [--replace]``: load a study from a YAML or JSON file."""
+"""``manage.py import_study FILE [--replace] [--as-slug NEW]``: load a study from a YAML or JSON
+file, printing its design warnings."""
 from django.core.management.base import BaseCommand, CommandError
 
 from spotlight_study.studies.schema import StudyFileError
-from spotlight_study.studies.services import StudyImportError, study_import_file
+from spotlight_study.studies.services import StudyImportError, study_import_outcome
 
 
 class Command(BaseCommand):
-    help = "Validate a study file (YAML or JSON) and load it. Bad fields are named."
+    help = (
+        "Validate a study file (YAML or JSON) and load it. Bad fields are named; design "
+        "warnings are printed."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("file")
         parser.add_argument(
             "--replace",
             action="store_true",
-            help="Replace an existing study with the same slug (refused once it has participants).",
+            help="Replace the definition of the study with the same slug (refused once a real "
+            "participant has consented; pilot data is deleted with the old definition).",
+        )
+        parser.add_argument(
+            "--as-slug",
+            metavar="NEW_SLUG",
+            help="Import under this slug instead of the file's, e.g. to copy a frozen study as a "
+            "new version.",
         )
         parser.add_argument(
             "--if-missing",
@@ -24,16 +35,31 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         from spotlight_study.studies.models import Study
         from spotlight_study.studies.schema import parse_study_file
+        from spotlight_study.studies.selectors import study_design_warnings, study_get_with_settings
 
         try:
             if options["if_missing"]:
                 data = parse_study_file(options["file"])
-                if Study.objects.filter(slug=data.get("slug")).exists():
-                    self.stdout.write(f"Study '{data.get('slug')}' already exists; left as it is.")
+                slug = options["as_slug"] or data.get("slug")
+                if Study.objects.filter(slug=slug).exists():
+                    self.stdout.write(f"Study '{slug}' already exists; left as it is.")
                     return
-            study = study_import_file(path=options["file"], replace=options["replace"])
+            outcome = study_import_outcome(
+                data=parse_study_file(options["file"]),
+                replace=options["replace"],
+                as_slug=options["as_slug"],
+            )
         except (StudyFileError, StudyImportError) as exc:
             raise CommandError(str(exc)) from None
+        study = outcome.study
+        if options["replace"]:
+            # Said even when nothing went: a researcher replacing a piloted study expects to see
+            # what happened to the pilot.
+            self.stdout.write(
+                f"Removed with the old definition: {outcome.pilot_participants_removed} pilot "
+                f"participant(s) and {outcome.unconsented_arrivals_removed} arrival(s) who never "
+                "consented."
+            )
         n_main = study.settings.filter(kind="main").count()
         self.stdout.write(
             self.style.SUCCESS(
@@ -41,3 +67,5 @@ class Command(BaseCommand):
                 f"1 training setting, {n_main} main settings, conditions {study.conditions}."
             )
         )
+        for warning in study_design_warnings(study_get_with_settings(slug=study.slug)):
+            self.stdout.write(self.style.WARNING(f"Design warning: {warning}"))
