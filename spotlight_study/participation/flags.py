@@ -1,0 +1,212 @@
+"""The quality flags of an answer: one definition, used by every page and file that shows them.
+
+Pure functions over plain values (no ORM, no Django), so the export (``responses.csv``), the
+researcher page, the annotator's neutral evidence and the live monitor cannot disagree. Callers
+fetch the values, call these functions and show the result.
+
+The flags, by key (in :data:`FLAG_KEYS` order):
+
+``very_short_time``
+    The answer was saved less than the study's ``short_time_flag_seconds`` after its task page
+    was first served (``time_on_task_ms``, server clock). No flag while the time is unknown.
+``pasted``
+    The browser reported at least one paste into the answer box (``paste_count`` or
+    ``paste_chars`` above 0). Missing when JavaScript is off, so its absence proves nothing.
+``long_time_hidden``
+    The tab was hidden (another tab or window in front) for at least
+    :data:`LONG_HIDDEN_MIN_MS` (30 s) *and* for at least :data:`LONG_HIDDEN_MIN_SHARE` (half) of
+    the time on task. A short look at another tab is normal; being away for most of a task
+    suggests the answer was written or looked up elsewhere. With the time on task unknown, only
+    the 30 s bound applies.
+``identical_answer``
+    Another saved answer of the same kind (main or training) in the same population has the
+    same text after :func:`normalize_answer` (whitespace collapsed, case folded). The other
+    answer may be the participant's own (the same text pasted into both tasks) or another
+    participant's (a shared template, tool or collusion): both mean the text was not written
+    for this task. The population is the set of answers being looked at together: real
+    participants are compared with real participants, pilot participants with pilot
+    participants.
+``failed_instruction_check``
+    The participant's training answer failed the automatic instruction check
+    (``Participant.instruction_check_passed is False``). It is a flag of the participant, so it is
+    set on each of their answers. Annotators are not shown it: they label the training answer
+    whose final label decides the check.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+VERY_SHORT_TIME = "very_short_time"
+PASTED = "pasted"
+LONG_TIME_HIDDEN = "long_time_hidden"
+IDENTICAL_ANSWER = "identical_answer"
+FAILED_INSTRUCTION_CHECK = "failed_instruction_check"
+
+#: Every flag key, in the order in which flags are listed everywhere.
+FLAG_KEYS: tuple[str, ...] = (
+    VERY_SHORT_TIME,
+    PASTED,
+    LONG_TIME_HIDDEN,
+    IDENTICAL_ANSWER,
+    FAILED_INSTRUCTION_CHECK,
+)
+
+#: Words for people, by flag key.
+FLAG_LABELS: dict[str, str] = {
+    VERY_SHORT_TIME: "very short time",
+    PASTED: "pasted",
+    LONG_TIME_HIDDEN: "long time hidden",
+    IDENTICAL_ANSWER: "identical answer",
+    FAILED_INSTRUCTION_CHECK: "failed instruction check",
+}
+
+#: ``long_time_hidden``: the tab was hidden for at least this long (ms) ...
+LONG_HIDDEN_MIN_MS = 30_000
+#: ... and for at least this share of the time on task.
+LONG_HIDDEN_MIN_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class AnswerEvidence:
+    """What is known about one saved answer, as plain values.
+
+    ``time_on_task_ms`` and ``hidden_ms`` are in milliseconds (``time_on_task_ms`` is ``None``
+    while unknown); ``paste_count`` and ``paste_chars`` are counts reported by the browser;
+    ``instruction_check_passed`` is the participant's result (``None`` before the training task).
+    """
+
+    answer: str
+    time_on_task_ms: int | None = None
+    paste_count: int = 0
+    paste_chars: int = 0
+    hidden_ms: int = 0
+    instruction_check_passed: bool | None = None
+
+
+def normalize_answer(text: str) -> str:
+    """The form in which two answers count as identical: whitespace collapsed, case folded."""
+    return " ".join(text.split()).casefold()
+
+
+def is_very_short_time(time_on_task_ms: int | None, short_time_flag_seconds: int | float) -> bool:
+    """Whether the time on task (ms) is under ``short_time_flag_seconds`` (s); ``False`` when
+    the time is unknown."""
+    return time_on_task_ms is not None and time_on_task_ms < short_time_flag_seconds * 1000
+
+
+def is_pasted(paste_count: int, paste_chars: int = 0) -> bool:
+    """Whether the browser reported a paste into the answer box."""
+    return paste_count > 0 or paste_chars > 0
+
+
+def is_long_time_hidden(hidden_ms: int, time_on_task_ms: int | None) -> bool:
+    """Whether the tab was hidden for at least 30 s and at least half of the time on task (ms)."""
+    if hidden_ms < LONG_HIDDEN_MIN_MS:
+        return False
+    if not time_on_task_ms:
+        return True
+    return hidden_ms >= LONG_HIDDEN_MIN_SHARE * time_on_task_ms
+
+
+def repeated_answers(answers: Iterable[str]) -> set[str]:
+    """The normalized texts (:func:`normalize_answer`) that occur more than once in ``answers``.
+
+    ``answers`` is one population of one kind (e.g. all main answers of the real participants);
+    an answer is ``identical_answer`` when its normalized text is in the returned set.
+    """
+    counts = Counter(normalize_answer(a) for a in answers)
+    return {text for text, n in counts.items() if n > 1}
+
+
+def answer_flags(
+    evidence: AnswerEvidence,
+    *,
+    short_time_flag_seconds: int | float,
+    identical: bool,
+    include_instruction_check: bool = True,
+) -> list[str]:
+    """The flag keys of one answer, in :data:`FLAG_KEYS` order.
+
+    Parameters
+    ----------
+    evidence : AnswerEvidence
+    short_time_flag_seconds : int or float
+        The study's threshold, in seconds.
+    identical : bool
+        Whether the answer's text is repeated in its population (see :func:`repeated_answers`;
+        the caller decides the population because it holds the other answers).
+    include_instruction_check : bool
+        ``False`` for the annotator's evidence, which never shows the participant's check.
+    """
+    flags = []
+    if is_very_short_time(evidence.time_on_task_ms, short_time_flag_seconds):
+        flags.append(VERY_SHORT_TIME)
+    if is_pasted(evidence.paste_count, evidence.paste_chars):
+        flags.append(PASTED)
+    if is_long_time_hidden(evidence.hidden_ms, evidence.time_on_task_ms):
+        flags.append(LONG_TIME_HIDDEN)
+    if identical:
+        flags.append(IDENTICAL_ANSWER)
+    if include_instruction_check and evidence.instruction_check_passed is False:
+        flags.append(FAILED_INSTRUCTION_CHECK)
+    return flags
+
+
+def flags_of_answers(
+    answers: Sequence[AnswerEvidence], *, short_time_flag_seconds: int | float
+) -> list[list[str]]:
+    """The flags of each answer of one population of one kind, in the order given.
+
+    Computes ``identical_answer`` over ``answers`` themselves (:func:`repeated_answers`).
+    """
+    repeated = repeated_answers(a.answer for a in answers)
+    return [
+        answer_flags(
+            a,
+            short_time_flag_seconds=short_time_flag_seconds,
+            identical=normalize_answer(a.answer) in repeated,
+        )
+        for a in answers
+    ]
+
+
+def flag_counts(
+    flags_by_participant: Mapping[object, Iterable[Sequence[str]]],
+    *,
+    failed_check: Iterable[object] = (),
+) -> list[dict]:
+    """The count of answers and of participants per flag.
+
+    Parameters
+    ----------
+    flags_by_participant : mapping
+        ``{participant_key: [flags of answer 1, flags of answer 2, ...]}``.
+    failed_check : iterable
+        Keys of the participants whose instruction check failed, also those without a flagged
+        answer yet (ended at the check, or between the training and the first main task).
+
+    Returns
+    -------
+    list of dict
+        One ``{"flag", "label", "answers", "participants"}`` per key of :data:`FLAG_KEYS`, in
+        that order, zeros included.
+    """
+    answers: Counter = Counter()
+    people: dict[str, set] = {key: set() for key in FLAG_KEYS}
+    for participant, answer_lists in flags_by_participant.items():
+        for flags in answer_lists:
+            for flag in flags:
+                answers[flag] += 1
+                people[flag].add(participant)
+    people[FAILED_INSTRUCTION_CHECK].update(failed_check)
+    return [
+        {
+            "flag": key,
+            "label": FLAG_LABELS[key],
+            "answers": answers[key],
+            "participants": len(people[key]),
+        }
+        for key in FLAG_KEYS
+    ]

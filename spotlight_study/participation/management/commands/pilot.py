@@ -1,0 +1,60 @@
+"""``manage.py pilot SLUG --participants N`` / ``--delete``: run or remove a pilot of the study."""
+from django.core.management.base import BaseCommand, CommandError
+
+from spotlight_study.participation.pilot import (
+    PILOT_MAX_PARTICIPANTS,
+    PilotError,
+    pilot_delete,
+    pilot_run,
+)
+from spotlight_study.studies.models import Study
+from spotlight_study.studies.selectors import study_get_with_settings
+
+
+class Command(BaseCommand):
+    help = (
+        "Send N simulated pilot participants through the study's real flow (in-process), or "
+        "delete all pilot data with --delete. Pilots take no place in a cell, do not freeze the "
+        "study and are left out of export_results and analyze unless --include-pilot."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("slug")
+        action = parser.add_mutually_exclusive_group(required=True)
+        action.add_argument(
+            "--participants", type=int, metavar="N",
+            help=f"Number of simulated participants (1 to {PILOT_MAX_PARTICIPANTS}).",
+        )
+        action.add_argument(
+            "--delete", action="store_true",
+            help="Delete the study's pilot participants, their answers and their annotations.",
+        )
+        parser.add_argument("--seed", type=int, help="Seed of the simulated answers and times.")
+
+    def handle(self, *args, slug, participants=None, delete=False, seed=None, **options):
+        try:
+            study = study_get_with_settings(slug=slug)
+        except Study.DoesNotExist:
+            raise CommandError(f"No study with slug '{slug}'.") from None
+        if delete:
+            deleted = pilot_delete(study=study)
+            if not deleted:
+                self.stdout.write(f"No pilot data in {slug}.")
+                return
+            self.stdout.write(f"Deleted the pilot data of {slug}:")
+            for name, n in sorted(deleted.items()):
+                self.stdout.write(f"  {name}: {n}")
+            return
+        try:
+            report = pilot_run(study=study, participants=participants, seed=seed)
+        except PilotError as exc:
+            raise CommandError(str(exc)) from None
+        self.stdout.write(
+            f"Pilot of {slug}: {report.participants} simulated participant(s), "
+            f"{report.completed} completed, {report.failed_check} failed the instruction check, "
+            f"{report.in_progress} still in progress (dropped out)."
+        )
+        self.stdout.write(
+            f"Export or analyse them with --include-pilot; remove them with "
+            f"manage.py pilot {slug} --delete."
+        )
