@@ -21,20 +21,7 @@ from spotlight_study.participation.models import Participant
 from spotlight_study.studies.models import Study
 
 from .client import REJECTION_CATEGORIES, REJECTION_MESSAGE_MIN_CHARS
-
-# Order of a submission's life on Prolific: a status never replaces one of a higher rank.
-# RESERVED -> ACTIVE -> AWAITING REVIEW -> a final status (approved, rejected, returned, ...).
-STATUS_RANK = {
-    "RESERVED": 0,
-    "ACTIVE": 1,
-    "AWAITING REVIEW": 2,
-    "TIMED-OUT": 3,
-    "RETURNED": 3,
-    "REJECTED": 3,
-    "APPROVED": 3,
-    "SCREENED OUT": 3,
-    "PARTIALLY APPROVED": 3,
-}
+from .statuses import STATUS_RANK  # noqa: F401  (re-exported; the order lives in statuses.py)
 
 
 class ProlificStudy(models.Model):
@@ -84,6 +71,12 @@ class ProlificStudy(models.Model):
     rejection_message = models.TextField(blank=True)
     external_study_url = models.URLField(max_length=500, blank=True)
     last_synced_at = models.DateTimeField(null=True, blank=True)
+    unknown_statuses = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Submission statuses from Prolific that this platform does not know: "
+        "{status as received: ISO time last seen}. Those submissions were left unchanged.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -6,17 +6,20 @@ response built from these reads shows a raw Prolific ID.
 from __future__ import annotations
 
 from collections import Counter
+from datetime import datetime
 from typing import Any
 
 from django.db.models import Q, QuerySet
 from django.urls import reverse
+from django.utils.dateparse import parse_datetime
 
 from spotlight_study.participation.models import Participant
 from spotlight_study.participation.selectors import participant_pseudonym
 from spotlight_study.studies.models import Study
 
 from .client import CompletionCode, StudyDraft
-from .models import STATUS_RANK, BonusPayment, ProlificStudy, Submission
+from .models import BonusPayment, ProlificStudy, Submission
+from .statuses import STATUS_RANK
 
 # Prolific statuses that free a participant's place in their cell.
 FREEING_STATUSES = {
@@ -31,6 +34,14 @@ LIVE_STATUSES = ("RESERVED", "ACTIVE", "AWAITING REVIEW", "APPROVED")
 def prolific_study_for(study: Study) -> ProlificStudy | None:
     """The study's Prolific link, or ``None``."""
     return ProlificStudy.objects.filter(study=study).first()
+
+
+def linked_prolific_study_ids(study: Study) -> list[str]:
+    """The Prolific study id the study is linked to, as a list (empty when not linked).
+
+    Registered with ``participation.arrival`` so that arrivals must carry it as ``STUDY_ID``.
+    """
+    return [i for i in ProlificStudy.objects.filter(study=study).values_list("prolific_id", flat=True) if i]
 
 
 def external_study_url(*, study: Study, base_url: str) -> str:
@@ -189,12 +200,14 @@ def review_summary(study: Study) -> dict[str, Any]:
         ``linked`` (bool), ``prolific`` (the :class:`ProlificStudy` or ``None``),
         ``status_counts`` (``{status: n}`` in life-cycle order), ``to_approve`` and
         ``failed_checks`` (counts of submissions review would act on), ``bonus_payments``
-        (the latest five), ``last_synced_at``.
+        (the latest five), ``last_synced_at``, ``unknown_statuses`` (``[(status as received,
+        last seen datetime)]``, latest first: statuses Prolific sent that were left unapplied).
     """
     ps = prolific_study_for(study)
     if ps is None:
         return {"linked": False, "prolific": None, "status_counts": {}, "to_approve": 0,
-                "failed_checks": 0, "bonus_payments": [], "last_synced_at": None}
+                "failed_checks": 0, "bonus_payments": [], "last_synced_at": None,
+                "unknown_statuses": []}
     counts = Counter(Submission.objects.filter(prolific_study=ps).values_list("status", flat=True))
     ordered = dict(sorted(counts.items(), key=lambda kv: (STATUS_RANK.get(kv[0], 9), kv[0])))
     return {
@@ -205,7 +218,15 @@ def review_summary(study: Study) -> dict[str, Any]:
         "failed_checks": failed_check_submissions(ps).count(),
         "bonus_payments": list(BonusPayment.objects.filter(prolific_study=ps)[:5]),
         "last_synced_at": ps.last_synced_at,
+        "unknown_statuses": unknown_statuses(ps),
     }
+
+
+def unknown_statuses(prolific_study: ProlificStudy) -> list[tuple[str, datetime | None]]:
+    """The unknown submission statuses recorded for the study, ``[(name, last seen)]``, latest
+    first (see ``services.unknown_statuses_record``)."""
+    rows = [(name, parse_datetime(str(seen))) for name, seen in (prolific_study.unknown_statuses or {}).items()]
+    return sorted(rows, key=lambda r: r[1].timestamp() if r[1] else 0, reverse=True)
 
 
 def syncable_prolific_studies() -> QuerySet[ProlificStudy]:

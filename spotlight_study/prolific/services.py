@@ -22,6 +22,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any, Iterator
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
@@ -31,7 +32,7 @@ from spotlight_study.participation.selectors import participant_pseudonym
 from spotlight_study.participation.services import participant_prolific_status_set
 from spotlight_study.studies.models import Study
 
-from . import selectors
+from . import selectors, webhooks
 from .client import (
     STUDY_ACTIONS,
     ProlificAPIError,
@@ -40,7 +41,8 @@ from .client import (
     ProlificValidationError,
     validate_rejection,
 )
-from .models import STATUS_RANK, BonusPayment, ProlificStudy, Submission, WebhookEvent
+from .models import BonusPayment, ProlificStudy, Submission, WebhookEvent
+from .statuses import STATUS_RANK, TRANSIENT_STATUSES, status_display_name, status_normalize
 
 logger = logging.getLogger(__name__)
 
@@ -66,6 +68,10 @@ class AlreadyCreated(ProlificServiceError):
 
 class StudyNotLive(ProlificServiceError):
     """Publishing on Prolific while the study here does not accept participants."""
+
+
+class WebhookEventInvalid(ProlificServiceError):
+    """A verified webhook event that cannot be stored (e.g. no ``event_type``); ``str()`` says why."""
 
 
 class BonusCSVError(ProlificServiceError):
@@ -163,8 +169,6 @@ def prolific_study_link(*, study: Study, prolific_id: str) -> ProlificStudy:
     Raises :class:`AlreadyCreated` if it is linked to another Prolific study, and
     ``ValidationError`` for an id that is not 24 hex characters or is linked elsewhere.
     """
-    from django.core.exceptions import ValidationError
-
     if not PROLIFIC_ID_RE.match(prolific_id or ""):
         raise ValidationError({"prolific_id": "A Prolific study id is 24 lowercase hex characters."})
     with transaction.atomic():
@@ -260,7 +264,10 @@ def _find_participant(study: Study, *, submission_id: str, prolific_pid: str) ->
     """The participant who arrived with this submission (its SESSION_ID), else with its PID."""
     p = Participant.objects.filter(study=study, prolific_session_id=submission_id).first()
     if p is not None and prolific_pid and p.prolific_pid != prolific_pid:
-        logger.warning("Submission %s: the PID on Prolific differs from the one it arrived with.", submission_id)
+        # Named by study only: submission ids are SESSION_IDs, which stay out of the logs.
+        logger.warning(
+            "Study %s: a submission's PID on Prolific differs from the one it arrived with.", study.slug
+        )
         return None
     if p is None and prolific_pid:
         p = Participant.objects.filter(study=study, prolific_pid=prolific_pid).first()
@@ -291,14 +298,20 @@ def submission_status_apply(
         The row and the outcome: ``created``, ``applied``, ``unchanged`` or ``stale`` (an older or
         lower status, ignored).
 
+    ``status`` may be spelled in any case, with spaces, hyphens or underscores
+    (:func:`~.statuses.status_normalize`); the canonical spelling is stored.
+
     Raises
     ------
     ValueError
-        For a status that is not in :data:`~.models.STATUS_RANK` (callers skip those, e.g.
-        Prolific's transient ``PROCESSING``).
+        For a status that is not in :data:`~.statuses.STATUS_RANK` (callers skip those, e.g.
+        Prolific's transient ``PROCESSING``, and record unknown ones with
+        :func:`unknown_statuses_record`).
     """
-    if status not in STATUS_RANK:
-        raise ValueError(f"Unknown submission status {status!r}.")
+    canonical = status_normalize(status)
+    if canonical not in STATUS_RANK:
+        raise ValueError(f"Unknown submission status {status_display_name(status)!r}.")
+    status = canonical
     with transaction.atomic():
         sub = Submission.objects.select_for_update().filter(submission_id=submission_id).first()
         if sub is None:
@@ -345,10 +358,40 @@ def submission_status_apply(
     return sub, outcome
 
 
+def unknown_statuses_record(
+    *, prolific_study_id: int, statuses: list[str], seen_at: datetime, source: str
+) -> None:
+    """Remember submission statuses that this platform does not know, and log them by name.
+
+    ``statuses`` are the names as received (shown with :func:`~.statuses.status_display_name`);
+    they are stored in ``ProlificStudy.unknown_statuses`` as ``{name: ISO time last seen}``
+    (at most 20 names) for the review page, and logged at WARNING with ``source`` (``sync`` or
+    ``webhook``) and the study's slug. No participant or submission id is logged.
+    """
+    names = sorted({status_display_name(s) or "(empty)" for s in statuses})
+    if not names:
+        return
+    with transaction.atomic():
+        ps = ProlificStudy.objects.select_for_update().select_related("study").get(pk=prolific_study_id)
+        seen = dict(ps.unknown_statuses or {})
+        for name in names:
+            seen[name] = seen_at.isoformat()
+        # Keep the most recently seen names only, so a misbehaving sender cannot grow the row.
+        ps.unknown_statuses = dict(sorted(seen.items(), key=lambda kv: kv[1], reverse=True)[:20])
+        ps.save(update_fields=["unknown_statuses", "updated_at"])
+    logger.warning(
+        "Prolific %s for study %s: unknown submission status(es) %s left unchanged.",
+        source,
+        ps.study.slug,
+        ", ".join(repr(n) for n in names),
+    )
+
+
 @dataclass
 class SyncReport:
     """What one sync did: submissions ``fetched`` from Prolific, rows ``created``, statuses
-    ``changed``, ``stale`` ones ignored, ``ignored`` unknown statuses (e.g. ``PROCESSING``),
+    ``changed``, ``stale`` ones ignored, ``ignored`` submissions with a transient or unknown
+    status (e.g. ``PROCESSING``), ``unknown`` the unknown statuses among those (``{name: n}``),
     participants ``freed`` (returned, timed out, rejected), submissions ``unmatched`` (nobody
     arrived here with them)."""
 
@@ -359,6 +402,7 @@ class SyncReport:
     ignored: int = 0
     freed: int = 0
     unmatched: int = 0
+    unknown: dict[str, int] = field(default_factory=dict)
 
 
 def submissions_sync(
@@ -381,14 +425,18 @@ def submissions_sync(
         .values_list("pk", flat=True)
     )
     for record in records:
-        if record.status not in STATUS_RANK:
+        status = status_normalize(record.status)
+        if status not in STATUS_RANK:
             report.ignored += 1
+            if status not in TRANSIENT_STATUSES:
+                name = status_display_name(record.status) or "(empty)"
+                report.unknown[name] = report.unknown.get(name, 0) + 1
             continue
         sub, outcome = submission_status_apply(
             prolific_study=ps,
             submission_id=record.id[:64],
             prolific_pid=record.participant_id[:64],
-            status=record.status,
+            status=status,
             observed_at=now,
             started_at=_dt(record.started_at),
             completed_at=_dt(record.completed_at),
@@ -404,6 +452,10 @@ def submissions_sync(
     )
     report.freed = len(ended_after - ended_before)
     ProlificStudy.objects.filter(pk=ps.pk).update(last_synced_at=now)
+    if report.unknown:
+        unknown_statuses_record(
+            prolific_study_id=ps.pk, statuses=list(report.unknown), seen_at=now, source="sync"
+        )
     return report
 
 
@@ -417,13 +469,24 @@ def webhook_event_receive(
     time, so an event that arrives late never moves a submission backwards. A submission not
     known yet is matched to the participant who arrived with it (its SESSION_ID); without one the
     event is kept as ``unmatched`` and the next sync catches up. Other event types are stored
-    and ignored.
+    and ignored. The status may be spelled in any case and with spaces, hyphens or underscores;
+    an unknown status is kept with the outcome ``unknown_status``, logged by name and shown on
+    the review page (:func:`unknown_statuses_record`).
+
+    NUL characters and lone surrogates are removed from the payload and the ids first
+    (:func:`~.webhooks.strip_unstorable`): PostgreSQL's ``jsonb`` and ``text`` cannot store
+    them, and removing them on every database keeps SQLite and PostgreSQL alike.
 
     Returns ``(event, created)``; ``created`` is false for a duplicate ``X-Event-ID`` (nothing
-    is applied again).
+    is applied again). Raises :class:`WebhookEventInvalid` (nothing stored) for an event without
+    an id or an ``event_type``.
     """
+    payload = webhooks.strip_unstorable(payload)
+    event_id = webhooks.strip_unstorable(event_id)[:100]
+    event_type = webhooks.strip_unstorable(event_type)
     resource_id = str(payload.get("resource_id") or "")[:64]
-    status = str(payload.get("status") or "")[:30]
+    raw_status = payload.get("status")
+    status = status_normalize(raw_status) or status_display_name(raw_status)
     with transaction.atomic():
         existing = WebhookEvent.objects.filter(event_id=event_id).first()
         if existing is not None:
@@ -436,7 +499,11 @@ def webhook_event_receive(
             sent_at=sent_at,
             payload=payload,
         )
-        event.full_clean(validate_unique=False)
+        try:
+            event.full_clean(validate_unique=False)
+        except ValidationError as exc:
+            fields = ", ".join(sorted(exc.message_dict))
+            raise WebhookEventInvalid(f"The event cannot be stored: check {fields}.") from None
         try:
             with transaction.atomic():
                 event.save()
@@ -447,10 +514,34 @@ def webhook_event_receive(
     return event, True
 
 
+def _event_prolific_study(resource_id: str) -> ProlificStudy | None:
+    """The linked study of a submission id: from its mirror row, else from the participant who
+    arrived with it as SESSION_ID."""
+    sub = Submission.objects.select_related("prolific_study").filter(submission_id=resource_id).first()
+    if sub is not None:
+        return sub.prolific_study
+    participant = Participant.objects.filter(prolific_session_id=resource_id).first()
+    if participant is None:
+        return None
+    return ProlificStudy.objects.filter(study_id=participant.study_id).first()
+
+
 def _apply_event(event: WebhookEvent, payload: dict[str, Any]) -> str:
     if event.event_type != "submission.status.change" or not event.resource_id:
         return "ignored"
     if event.status not in STATUS_RANK:
+        if event.status not in TRANSIENT_STATUSES:
+            ps = _event_prolific_study(event.resource_id)
+            if ps is not None:
+                unknown_statuses_record(
+                    prolific_study_id=ps.pk, statuses=[event.status], seen_at=event.sent_at,
+                    source="webhook",
+                )
+            else:
+                logger.warning(
+                    "Prolific webhook: unknown submission status %r for a submission of no "
+                    "study here; ignored.", event.status,
+                )
         return "unknown_status"
     pid = str(payload.get("participant_id") or "")[:64]
     sub = Submission.objects.select_related("prolific_study").filter(submission_id=event.resource_id).first()
@@ -496,12 +587,13 @@ def submission_entry_verify(*, participant_id: int, client: ProlificClient | Non
     ok = record.participant_id == p.prolific_pid and (
         record.study_id in expected_study if record.study_id else True
     )
-    if ps is not None and record.status in STATUS_RANK and record.id == p.prolific_session_id:
+    status = status_normalize(record.status)
+    if ps is not None and status in STATUS_RANK and record.id == p.prolific_session_id:
         sub, _ = submission_status_apply(
             prolific_study=ps,
             submission_id=record.id,
             prolific_pid=record.participant_id,
-            status=record.status,
+            status=status,
             observed_at=timezone.now(),
         )
         Submission.objects.filter(pk=sub.pk).update(entry_verified=ok)

@@ -1,13 +1,19 @@
 """The Prolific webhook and the researcher's review pages: thin wrappers around services.
 
-The webhook (``POST /prolific/webhook/``) answers 401 to a bad signature, 400 to a stale or
-malformed request, 503 while no secret is configured, and 200 otherwise (also for a duplicate
-event, so that Prolific stops redelivering it).
+The webhook (``POST /prolific/webhook/``) answers, in this order of checks:
+
+- 503 while no secret is configured (Prolific retries later);
+- 413 to a body larger than ``webhooks.MAX_BODY_BYTES`` (64 KiB), before it is read;
+- 401 to a bad signature, checked over the raw body before anything parses it;
+- 400 to a stale timestamp, or a signed body that is not a JSON object (or nests deeper than
+  ``webhooks.MAX_JSON_DEPTH``) or has no ``event_type``: such a request will never succeed;
+- 200 otherwise, also for a duplicate event and for an event with an unknown status, so that
+  Prolific stops redelivering it. NUL characters and lone surrogates in a signed event are
+  removed before it is stored (the same on SQLite and PostgreSQL), and the event is applied.
 """
 from __future__ import annotations
 
 import hashlib
-import json
 
 from django.conf import settings
 from django.contrib import messages
@@ -34,11 +40,23 @@ def webhook(request: HttpRequest) -> HttpResponse:
     secret = settings.PROLIFIC_WEBHOOK_SECRET
     if not secret:
         return JsonResponse({"detail": "The webhook secret is not configured."}, status=503)
+    too_large = JsonResponse(
+        {"detail": f"The body is larger than {webhooks.MAX_BODY_BYTES} bytes."}, status=413
+    )
+    try:
+        declared = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        declared = 0
+    if declared > webhooks.MAX_BODY_BYTES:
+        return too_large
+    body = request.body
+    if len(body) > webhooks.MAX_BODY_BYTES:
+        return too_large
     timestamp = request.headers.get(webhooks.TIMESTAMP_HEADER, "")
     if not webhooks.signature_valid(
         secret=secret,
         timestamp=timestamp,
-        body=request.body,
+        body=body,
         signature_header=request.headers.get(webhooks.SIGNATURE_HEADER, ""),
     ):
         return JsonResponse({"detail": "Invalid signature."}, status=401)
@@ -47,22 +65,21 @@ def webhook(request: HttpRequest) -> HttpResponse:
     )
     if sent is None:
         return JsonResponse({"detail": "Stale or invalid timestamp."}, status=400)
-    try:
-        payload = json.loads(request.body)
-    except ValueError:
-        payload = None
-    if not isinstance(payload, dict):
+    payload = webhooks.payload_parse(body)
+    if payload is None:
         return JsonResponse({"detail": "The body must be a JSON object."}, status=400)
-    event_id = request.headers.get(webhooks.EVENT_ID_HEADER, "").strip()[:100] or (
-        "sha256:" + hashlib.sha256(timestamp.encode() + request.body).hexdigest()
-    )
+    event_id = webhooks.strip_unstorable(request.headers.get(webhooks.EVENT_ID_HEADER, "")).strip()[:100]
+    event_id = event_id or "sha256:" + hashlib.sha256(timestamp.encode() + body).hexdigest()
     event_time = webhooks.timestamp_parse(request.headers.get(webhooks.EVENT_TIMESTAMP_HEADER, "")) or sent
-    event, created = services.webhook_event_receive(
-        event_id=event_id,
-        event_type=str(payload.get("event_type") or ""),
-        payload=payload,
-        sent_at=event_time,
-    )
+    try:
+        event, created = services.webhook_event_receive(
+            event_id=event_id,
+            event_type=str(payload.get("event_type") or ""),
+            payload=payload,
+            sent_at=event_time,
+        )
+    except services.WebhookEventInvalid as exc:
+        return JsonResponse({"detail": str(exc)}, status=400)
     return JsonResponse({"event": event.event_id, "duplicate": not created, "outcome": event.outcome})
 
 

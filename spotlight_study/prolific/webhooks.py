@@ -5,6 +5,10 @@ Source: Prolific's API reference, "Webhooks > Verifying". A request carries
 signature is the base64 of the HMAC-SHA256, keyed with the workspace secret, of the timestamp
 followed directly by the request body. Redeliveries carry the same ``X-Event-ID``; ``X-Timestamp``
 tells when the event was sent (events may arrive out of order).
+
+Nothing here parses an unverified body with unbounded cost: the signature over the raw bytes is
+checked first, and the re-serialized form (Prolific's own example) is only tried on bodies of at
+most :data:`MAX_BODY_BYTES` whose nesting depth is at most :data:`MAX_JSON_DEPTH`.
 """
 from __future__ import annotations
 
@@ -12,12 +16,19 @@ import base64
 import hashlib
 import hmac
 import json
+import re
 from datetime import datetime, timezone
+from typing import Any
 
 SIGNATURE_HEADER = "X-Prolific-Request-Signature"
 TIMESTAMP_HEADER = "X-Prolific-Request-Timestamp"
 EVENT_ID_HEADER = "X-Event-ID"
 EVENT_TIMESTAMP_HEADER = "X-Timestamp"
+# Prolific's events are objects of a few hundred bytes, one level deep.
+MAX_BODY_BYTES = 64 * 1024
+MAX_JSON_DEPTH = 32
+# PostgreSQL stores neither NUL (in text and jsonb) nor lone UTF-16 surrogates (not UTF-8).
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 
 def signature(*, secret: str, timestamp: str, body: bytes) -> str:
@@ -26,26 +37,90 @@ def signature(*, secret: str, timestamp: str, body: bytes) -> str:
     return base64.b64encode(digest).decode()
 
 
+def json_depth_within(body: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether the brackets of ``body`` nest at most ``limit`` deep (outside JSON strings).
+
+    A linear scan that parses nothing, so that a deeply nested body is turned away before
+    ``json.loads`` could recurse on it.
+    """
+    depth, in_string, escaped = 0, False, False
+    for byte in body:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:  # backslash
+                escaped = True
+            elif byte == 0x22:  # quote
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in (0x5B, 0x7B):  # [ {
+            depth += 1
+            if depth > limit:
+                return False
+        elif byte in (0x5D, 0x7D):  # ] }
+            depth -= 1
+    return True
+
+
+def _reserialized(body: bytes) -> bytes | None:
+    """``json.dumps`` of the parsed body (Prolific's signing example), or ``None`` if the body is
+    too large, too deeply nested or not JSON."""
+    if len(body) > MAX_BODY_BYTES or not json_depth_within(body):
+        return None
+    try:
+        return json.dumps(json.loads(body)).encode()
+    except (ValueError, RecursionError):
+        return None
+
+
 def signature_valid(*, secret: str, timestamp: str, body: bytes, signature_header: str) -> bool:
     """Whether ``signature_header`` signs ``timestamp`` + ``body`` with ``secret``.
 
-    Compared in constant time. Prolific's own example signs ``json.dumps`` of the parsed body, so
-    that form is accepted too (both need the secret). An empty secret or signature never passes.
+    Compared in constant time, first over the raw body (nothing parsed). Prolific's own example
+    signs ``json.dumps`` of the parsed body, so that form is tried next, only on a body that
+    :func:`_reserialized` accepts (both need the secret). An empty secret, timestamp or
+    signature never passes.
     """
     if not secret or not signature_header or not timestamp:
         return False
-    candidates = [body]
-    try:
-        reserialized = json.dumps(json.loads(body)).encode()
-    except ValueError:
-        reserialized = None
-    if reserialized is not None and reserialized != body:
-        candidates.append(reserialized)
     given = signature_header.strip().encode()
-    return any(
-        hmac.compare_digest(signature(secret=secret, timestamp=timestamp, body=b).encode(), given)
-        for b in candidates
-    )
+
+    def signs(candidate: bytes) -> bool:
+        expected = signature(secret=secret, timestamp=timestamp, body=candidate).encode()
+        return hmac.compare_digest(expected, given)
+
+    if signs(body):
+        return True
+    reserialized = _reserialized(body)
+    return reserialized is not None and reserialized != body and signs(reserialized)
+
+
+def payload_parse(body: bytes) -> dict[str, Any] | None:
+    """A verified body as a JSON object, or ``None`` if it is not one (or nests too deeply)."""
+    if not json_depth_within(body):
+        return None
+    try:
+        payload = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    return payload if isinstance(payload, dict) else None
+
+
+def strip_unstorable(value: Any) -> Any:
+    """``value`` with NUL characters and lone surrogates removed from every string in it.
+
+    Works on JSON values (dicts, including their keys, lists, strings; other values unchanged).
+    Removing them the same way on SQLite and PostgreSQL keeps the two alike; PostgreSQL would
+    refuse to store them. No Prolific id or status contains them.
+    """
+    if isinstance(value, str):
+        return _UNSTORABLE.sub("", value)
+    if isinstance(value, dict):
+        return {strip_unstorable(str(k)): strip_unstorable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [strip_unstorable(v) for v in value]
+    return value
 
 
 def timestamp_parse(value: str) -> datetime | None:

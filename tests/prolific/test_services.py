@@ -170,14 +170,15 @@ def test_sync_ignores_statuses_it_does_not_know(linked, fake_prolific):
     assert (report.fetched, report.ignored, Submission.objects.count()) == (1, 1, 0)
 
 
-def test_a_completed_participant_timed_out_on_prolific_keeps_their_data(linked, fake_prolific):
-    """Timed out on Prolific after completing here: the status stays completed."""
+def test_a_completed_participant_timed_out_on_prolific_keeps_their_answers(linked, fake_prolific):
+    """Timed out on Prolific after completing here: status timed out, place freed, answers kept."""
     _, p = arrive(linked.study.slug, complete=True)
     fake_prolific.add_submission(linked.prolific_id, participant_id=p.prolific_pid,
                                  submission_id=p.prolific_session_id, status="TIMED-OUT")
-    services.submissions_sync(prolific_study_id=linked.pk)
+    report = services.submissions_sync(prolific_study_id=linked.pk)
     p.refresh_from_db()
-    assert p.status == Participant.Status.COMPLETED
+    assert p.status == Participant.Status.TIMED_OUT and report.freed == 1
+    assert p.responses.filter(answered_at__isnull=False).count() == 3
 
 
 def test_prolific_sync_command_reports(linked, fake_prolific):

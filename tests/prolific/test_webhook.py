@@ -173,3 +173,81 @@ def test_without_a_secret_the_webhook_is_unavailable(client, settings, prolific_
 def test_only_post_is_allowed(client, secret):
     """GET on the webhook is 405."""
     assert client.get(URL).status_code == 405
+
+
+# --- hardening: nothing is parsed before the signature, no 500 from any body ---------------
+
+
+def signed_post(client, body: bytes, *, event_id: str = "h", secret: str = SECRET):
+    """POST raw bytes signed as Prolific signs them (timestamp + body)."""
+    timestamp = str(int(time.time()))
+    signature = base64.b64encode(hmac.new(secret.encode(), timestamp.encode() + body, hashlib.sha256).digest()).decode()
+    return client.post(
+        URL, body, content_type="application/json",
+        HTTP_X_PROLIFIC_REQUEST_SIGNATURE=signature, HTTP_X_PROLIFIC_REQUEST_TIMESTAMP=timestamp,
+        HTTP_X_EVENT_ID=event_id,
+    )
+
+
+def test_deeply_nested_json_with_a_garbage_signature_is_401(db, client, secret):
+    """40 KB of nested brackets and a made-up signature: 401, never a 500 (nothing parsed first)."""
+    body = b"[" * 20000 + b"]" * 20000
+    for _ in range(3):
+        response = client.post(URL, body, content_type="application/json",
+                               HTTP_X_PROLIFIC_REQUEST_SIGNATURE="garbage",
+                               HTTP_X_PROLIFIC_REQUEST_TIMESTAMP=str(int(time.time())))
+        assert response.status_code == 401
+    nested_object = b'{"a":' * 10000 + b"1" + b"}" * 10000
+    assert client.post(URL, nested_object, content_type="application/json",
+                       HTTP_X_PROLIFIC_REQUEST_SIGNATURE="x",
+                       HTTP_X_PROLIFIC_REQUEST_TIMESTAMP=str(int(time.time()))).status_code == 401
+    assert WebhookEvent.objects.count() == 0
+
+
+def test_deeply_nested_json_with_a_valid_signature_is_400(db, client, secret):
+    """Even signed, a body nested beyond the limit is refused as malformed (400), not a 500."""
+    assert signed_post(client, b"[" * 20000 + b"]" * 20000).status_code == 400
+    assert signed_post(client, b'{"a":' * 5000 + b"1" + b"}" * 5000).status_code == 400
+    assert WebhookEvent.objects.count() == 0
+
+
+def test_a_body_over_the_cap_is_413_before_anything_else(db, client, secret):
+    """A body over 64 KiB gets 413 whatever its signature; nothing is stored."""
+    from spotlight_study.prolific.webhooks import MAX_BODY_BYTES
+
+    body = b'{"event_type":"x","pad":"' + b"a" * MAX_BODY_BYTES + b'"}'
+    assert signed_post(client, body).status_code == 413
+    assert client.post(URL, body, content_type="application/json").status_code == 413
+    assert WebhookEvent.objects.count() == 0
+
+
+def test_signed_events_with_nul_are_stored_without_it_and_applied(client, secret, prolific_demo):
+    """\\u0000 in a signed event: NUL removed on every database, event applied, 200 (no redelivery)."""
+    _, p = arrive(prolific_demo.study.slug)
+    payload = {**status_event(p, "RETURNED\u0000"), "note": "a\u0000b", "nested": [{"k\u0000": "\u0000"}]}
+    response = post(client, payload, event_id="nul\u0000-1")
+    assert response.status_code == 200 and response.json()["outcome"] == "applied"
+    event = WebhookEvent.objects.get()
+    assert event.event_id == "nul-1" and event.status == "RETURNED"
+    assert event.payload["note"] == "ab" and event.payload["nested"] == [{"k": ""}]
+    p.refresh_from_db()
+    assert p.status == Participant.Status.RETURNED
+    again = post(client, payload, event_id="nul\u0000-1")  # a redelivery is a duplicate, still 200
+    assert again.status_code == 200 and again.json()["duplicate"] is True
+    assert WebhookEvent.objects.count() == 1
+
+
+def test_signed_events_with_lone_surrogates_do_not_500(client, secret, prolific_demo):
+    """A lone UTF-16 surrogate (\\ud800) in a signed event is removed like NUL; 200."""
+    _, p = arrive(prolific_demo.study.slug)
+    payload = {**status_event(p, "AWAITING REVIEW"), "note": "x\ud800y"}
+    response = post(client, payload, event_id="sur-1")
+    assert response.status_code == 200 and response.json()["outcome"] == "applied"
+    assert WebhookEvent.objects.get().payload["note"] == "xy"
+
+
+@pytest.mark.parametrize("body", [b"[1, 2]", b'"text"', b"{}", b'{"event_type": ""}', b"\xff\xfe{", b""])
+def test_signed_bodies_that_are_not_events_are_400(db, client, secret, body):
+    """A signed body that is not a JSON object with an event_type gets 400 and stores nothing."""
+    assert signed_post(client, body).status_code == 400
+    assert WebhookEvent.objects.count() == 0

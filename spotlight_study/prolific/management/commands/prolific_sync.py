@@ -34,9 +34,12 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         self.stdout.write(
             f"{r.fetched} submission(s) on Prolific: {r.created} new, {r.changed} changed, "
-            f"{r.stale} out-of-date status(es) ignored, {r.ignored} unknown status(es) ignored, "
-            f"{r.freed} place(s) freed, {r.unmatched} without a participant here."
+            f"{r.stale} out-of-date status(es) ignored, {r.ignored} transient or unknown "
+            f"status(es) skipped, {r.freed} place(s) freed, {r.unmatched} without a participant here."
         )
+        if r.unknown:
+            names = ", ".join(f"{name!r} ({n})" for name, n in sorted(r.unknown.items()))
+            self.stdout.write(f"Unknown statuses, left unchanged (shown on the review page): {names}.")
         if verify:
             results = {True: 0, False: 0, None: 0}
             for p in selectors.participants_to_verify(ps):

@@ -1,0 +1,81 @@
+"""The arrival rate limit: how many new participants one client address may start.
+
+Each new participant holds a place in a cell until they finish or the abandonment timeout
+passes, so a script that opens the study link with made-up IDs could fill every cell. The
+``ENTRY_RATE_LIMIT`` setting (``"30/m"`` by default: 30 per minute; ``N/s``, ``N/m``, ``N/h``,
+``N/d`` or ``off``) caps the new arrivals per address. Resumes of an existing participant are not
+counted: the view asks only for arrivals that would create one.
+
+The counter is django-ratelimit's fixed-window count in Django's cache (``CACHES["default"]``):
+Redis when ``CACHE_URL`` or ``REDIS_URL`` is set, otherwise the memory of the one server process
+of the embedded default. IPv6 addresses are counted per /64 network, the block one household or
+host usually gets. If the cache cannot be reached, arrivals are let through
+(``RATELIMIT_FAIL_OPEN``): turning away paid participants would be worse than a brief gap.
+"""
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.http import HttpRequest
+from django_ratelimit.core import get_usage
+
+GROUP = "participation.entry"
+IPV6_PREFIX = 64
+
+
+@dataclass(frozen=True)
+class ArrivalAllowance:
+    """Whether a new arrival may go ahead; ``retry_after_s`` (seconds, >= 1) when it may not."""
+
+    allowed: bool
+    retry_after_s: int = 0
+
+
+def client_address(request: HttpRequest) -> str:
+    """The address a request comes from, as counted by the limit.
+
+    ``REMOTE_ADDR``, unless ``TRUSTED_PROXY_COUNT`` (n) proxies sit in front of the server:
+    then the n-th address from the right of ``X-Forwarded-For``, the one the outermost trusted
+    proxy saw (each proxy appends the address it received the request from). A missing, short
+    or malformed header falls back to ``REMOTE_ADDR``. IPv6 addresses are reduced to their /64
+    network.
+    """
+    candidates = []
+    proxies = getattr(settings, "TRUSTED_PROXY_COUNT", 0)
+    if proxies:
+        entries = [e.strip() for e in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
+        if len(entries) >= proxies:
+            candidates.append(entries[-proxies])
+    candidates.append(request.META.get("REMOTE_ADDR", ""))
+    for candidate in candidates:
+        try:
+            address = ipaddress.ip_address(candidate)
+        except ValueError:
+            continue
+        if address.version == 6:
+            return str(ipaddress.ip_network(f"{address}/{IPV6_PREFIX}", strict=False).network_address)
+        return str(address)
+    return "unknown"
+
+
+def arrival_admit(request: HttpRequest) -> ArrivalAllowance:
+    """Count one new arrival from the request's address and say whether it is within the limit.
+
+    Call it only for an arrival that would create a participant. With ``ENTRY_RATE_LIMIT=off``
+    nothing is counted and every arrival is allowed.
+    """
+    rate = settings.ENTRY_RATE_LIMIT
+    if rate == "off":
+        return ArrivalAllowance(allowed=True)
+    usage = get_usage(
+        request,
+        group=GROUP,
+        key=lambda _group, req: client_address(req),
+        rate=rate,
+        increment=True,
+    )
+    if usage is None or not usage["should_limit"]:
+        return ArrivalAllowance(allowed=True)
+    return ArrivalAllowance(allowed=False, retry_after_s=max(1, int(usage["time_left"])))
