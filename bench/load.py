@@ -8,8 +8,8 @@ would (plus the telemetry that ``static/js/flow.js`` would add):
     GET  /s/<slug>/?PROLIFIC_PID=..&STUDY_ID=..&SESSION_ID=..   -> 302 /s/<slug>/step/
     GET  step (consent)        POST csrfmiddlewaretoken, token, decision=agree   -> 302 step
     GET  step (instructions)   POST csrfmiddlewaretoken, token                   -> 302 step
-    GET  step (training)       POST csrfmiddlewaretoken, token, answer, client_events -> 302 step
-    GET  step (task 1..k)      POST (same)                                       -> 302 step
+    GET  step (training)       POST csrfmiddlewaretoken, token, answer_0, client_events -> 302 step
+    GET  step (task 1..k)      POST (same, answer_1..answer_k)                   -> 302 step
     GET  step (survey)         POST csrfmiddlewaretoken, token, c__*/b__* radios, comment
                                                  -> 302 https://app.prolific.com/...?cc=<code>
 
@@ -102,6 +102,11 @@ class Page:
     def kind(self) -> str:
         """``consent``, ``instructions``, ``training``, ``task``, ``survey`` or ``?``."""
         return (self.token or "?").split(":", 1)[0]
+
+    @property
+    def step_and_index(self) -> str:
+        """The token without its participant tag (``task:1:3f9c0a12be`` -> ``task:1``)."""
+        return ":".join((self.token or "?").split(":")[:2])
 
 
 def parse_page(text: str) -> Page:
@@ -211,9 +216,11 @@ class Runner:
         elif kind == "instructions":
             pass
         elif kind in ("training", "task"):
-            if "answer" not in page.textareas or "client_events" not in page.hidden:
-                raise FlowError(f"{kind} page: no answer textarea / client_events field")
-            data["answer"] = (
+            # Each task's box is named answer_<position> (see participation.forms.AnswerForm).
+            boxes = sorted(n for n in page.textareas if n.startswith("answer_"))
+            if len(boxes) != 1 or "client_events" not in page.hidden:
+                raise FlowError(f"{kind} page: no answer_<position> textarea / client_events field")
+            data[boxes[0]] = (
                 "In group 1 the angler fishes during the day in the sun, in group 2 at night "
                 "under the moon and the stars."
                 if kind == "training"
@@ -275,12 +282,12 @@ class Runner:
                     kind = page.kind if page else "?"
                     self.stats.add(f"GET {kind}", ms, r.status_code)
                     self._check_status(r, 200, f"GET step after {seen[-1:] or ['entry']}")
-                    if page.token in seen:
+                    if page.step_and_index in seen:
                         raise FlowError(
                             f"page {page.token} shown again after it was submitted "
                             f"(messages: {page.messages!r})"
                         )
-                    seen.append(page.token)
+                    seen.append(page.step_and_index)
                     result.pages = seen
                     data = self._post_data(page, rng)
                     r, ms = await self._request(
@@ -390,6 +397,9 @@ def start_server(args, fixture: Path) -> Server:
         DEBUG="false",
         ALLOWED_HOSTS="127.0.0.1,localhost",
         PYTHONUNBUFFERED="1",
+        # Every simulated participant arrives from 127.0.0.1: the arrival rate limit would turn
+        # all but the first few away.
+        ENTRY_RATE_LIMIT="off",
     )
     recreate_database(args.database_url, args.allow_drop_any, args.force_drop)
     print("setup:")

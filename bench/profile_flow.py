@@ -31,6 +31,7 @@ os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/spotli
 os.environ["DEBUG"] = "false"
 os.environ["ALLOWED_HOSTS"] = "testserver,127.0.0.1,localhost"
 os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
+os.environ["ENTRY_RATE_LIMIT"] = "off"  # every simulated participant arrives from one address
 
 import django  # noqa: E402
 
@@ -77,7 +78,9 @@ def one_flow(record=None) -> None:
         if kind == "consent":
             data["decision"] = "agree"
         elif kind in ("training", "task"):
-            data["answer"] = "Group 1 by day in the sun, group 2 at night under the moon."
+            # The box is named answer_<position> (participation.forms.AnswerForm).
+            (box,) = [n for n in page.textareas if n.startswith("answer_")]
+            data[box] = "Group 1 by day in the sun, group 2 at night under the moon."
             data["client_events"] = '{"paste_count": 0, "events": [{"t": 1000, "type": "blur"}]}'
         elif kind == "survey":
             for name, values in page.radios.items():

@@ -74,7 +74,14 @@ class Walker:
         return f"/s/{self.slug}/step/"
 
     def enter(self, **overrides):
-        params = {"PROLIFIC_PID": self.pid, "STUDY_ID": new_id(), "SESSION_ID": new_id()}
+        """Open the study link as Prolific would: ``STUDY_ID`` is the linked Prolific study's id
+        when the study is linked (arrivals must carry it), else a random one."""
+        from spotlight_study.participation.arrival import expected_study_ids
+        from spotlight_study.studies.models import Study
+
+        linked = sorted(expected_study_ids(study=Study.objects.get(slug=self.slug)))
+        params = {"PROLIFIC_PID": self.pid, "STUDY_ID": linked[0] if linked else new_id(),
+                  "SESSION_ID": new_id()}
         params.update(overrides)
         return self.client.get(f"/s/{self.slug}/", params)
 
@@ -98,9 +105,14 @@ class Walker:
         self.page()
         return self.post({})
 
+    def answer_field(self, response=None) -> str:
+        """The name of the answer box on the last page (``answer_<position>``)."""
+        html = (response or self.last_page).content.decode()
+        return re.search(r'<textarea name="(answer_\d+)"', html).group(1)
+
     def answer(self, text: str, events: str = ""):
         self.page()
-        return self.post({"answer": text, "client_events": events})
+        return self.post({self.answer_field(): text, "client_events": events})
 
     def survey(self, value: int = 4, comment: str = ""):
         page = self.page()

@@ -7,3 +7,11 @@ class ParticipationConfig(AppConfig):
     name = "spotlight_study.participation"
     label = "participation"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # studies cannot import this app; it asks the checks registered here instead.
+        from spotlight_study.studies.freeze import freeze_check_register
+
+        from .selectors import study_frozen_reason
+
+        freeze_check_register(study_frozen_reason)

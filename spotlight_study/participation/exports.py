@@ -5,14 +5,15 @@ Prolific ID is never written.
 """
 from __future__ import annotations
 
-import csv
-from collections import Counter
+import json
 from pathlib import Path
 
 from spotlight_study.annotation.selectors import final_labels_by_response
+from spotlight_study.csvsafe import SafeDictWriter
 from spotlight_study.studies.models import Setting, Study
 
-from .models import Participant
+from . import flags as quality_flags
+from .models import Participant, TaskResponse
 from .selectors import participant_pseudonym, participants_for_export
 
 RESPONSES_COLUMNS = [
@@ -24,7 +25,7 @@ SURVEY_COLUMNS = ["participant", "condition", "item", "response"]
 PARTICIPANTS_COLUMNS = [
     "participant", "cell", "cell_plan", "status", "started", "finished", "consented",
     "instruction_check_passed", "training_answer", "comment", "assignment_seed",
-    "assignment_counts",
+    "assignment_counts", "pilot",
 ]
 
 
@@ -73,7 +74,18 @@ def _labels(final) -> dict:
     }
 
 
-def export_rows(*, study: Study) -> dict[str, list[dict]]:
+def _evidence(p: Participant, r: TaskResponse) -> quality_flags.AnswerEvidence:
+    return quality_flags.AnswerEvidence(
+        answer=r.answer,
+        time_on_task_ms=r.time_on_task_ms,
+        paste_count=r.paste_count,
+        paste_chars=r.paste_chars,
+        hidden_ms=r.hidden_ms,
+        instruction_check_passed=p.instruction_check_passed,
+    )
+
+
+def export_rows(*, study: Study, include_pilot: bool = False) -> dict[str, list[dict]]:
     """Rows of the three export files.
 
     Returns
@@ -86,11 +98,14 @@ def export_rows(*, study: Study) -> dict[str, list[dict]]:
         label (agreed or adjudicated blind annotation) and are empty until it exists.
         ``excluded``/``exclusion_reason`` follow :func:`_exclusion`: before annotation they are
         pre-filled for incomplete participants and failed (automatic) instruction checks.
+        ``flags`` follow :mod:`.flags`, with ``identical_answer`` computed over the main answers
+        of the exported participants. Pilot participants are left out unless ``include_pilot``
+        (then ``participants.csv`` marks them with ``pilot`` = 1).
     """
     finals = final_labels_by_response(study=study)
-    participants = list(participants_for_export(study=study))
-    answers = Counter(
-        r.answer.strip().lower()
+    participants = list(participants_for_export(study=study, include_pilot=include_pilot))
+    repeated = quality_flags.repeated_answers(
+        r.answer
         for p in participants
         for r in p.responses.all()
         if r.answered_at and r.setting.kind == Setting.Kind.MAIN
@@ -113,15 +128,11 @@ def export_rows(*, study: Study) -> dict[str, list[dict]]:
                 continue
             if r.answered_at is None:
                 continue
-            flags = []
-            if r.paste_count:
-                flags.append("pasted")
-            if r.time_on_task_ms is not None and r.time_on_task_ms < study.short_time_flag_seconds * 1000:
-                flags.append("very_short_time")
-            if answers[r.answer.strip().lower()] > 1:
-                flags.append("identical_answer")
-            if p.instruction_check_passed is False:
-                flags.append("failed_instruction_check")
+            flags = quality_flags.answer_flags(
+                _evidence(p, r),
+                short_time_flag_seconds=study.short_time_flag_seconds,
+                identical=quality_flags.normalize_answer(r.answer) in repeated,
+            )
             final = finals.get(r.pk)
             reason = _exclusion(p, training_final, final)
             responses.append(
@@ -166,20 +177,24 @@ def export_rows(*, study: Study) -> dict[str, list[dict]]:
                 "comment": p.comment,
                 "assignment_seed": p.assignment_seed,
                 "assignment_counts": ";".join(f"{k}={v}" for k, v in sorted(p.assignment_counts.items(), key=lambda kv: int(kv[0]))),
+                "pilot": int(p.is_pilot),
             }
         )
     return {"responses": responses, "survey": survey, "participants": people}
 
 
-def results_export(*, study: Study, out_dir: str | Path) -> dict[str, Path]:
+def results_export(
+    *, study: Study, out_dir: str | Path, include_pilot: bool = False
+) -> dict[str, Path]:
     """Write ``responses.csv``, ``survey.csv`` and ``participants.csv`` (UTF-8) into ``out_dir``.
 
     Returns ``{"responses": path, "survey": path, "participants": path}``. Creates ``out_dir`` if
-    needed; raises ``OSError`` if it cannot be written.
+    needed; raises ``OSError`` if it cannot be written. Pilot participants are left out unless
+    ``include_pilot`` (see :func:`export_rows`).
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    rows = export_rows(study=study)
+    rows = export_rows(study=study, include_pilot=include_pilot)
     columns = {
         "responses": RESPONSES_COLUMNS,
         "survey": SURVEY_COLUMNS,
@@ -189,8 +204,32 @@ def results_export(*, study: Study, out_dir: str | Path) -> dict[str, Path]:
     for name, cols in columns.items():
         path = out / f"{name}.csv"
         with path.open("w", newline="", encoding="utf-8") as fh:
-            writer = csv.DictWriter(fh, fieldnames=cols)
+            writer = SafeDictWriter(fh, fieldnames=cols)
             writer.writeheader()
             writer.writerows(rows[name])
+        paths[name] = path
+    return paths
+
+
+def results_export_jsonl(
+    *, study: Study, out_dir: str | Path, include_pilot: bool = False
+) -> dict[str, Path]:
+    """Write ``responses.jsonl``, ``survey.jsonl`` and ``participants.jsonl`` (UTF-8) into
+    ``out_dir``: the same rows as the CSV files, with the raw text.
+
+    The CSV files are neutralized against spreadsheet formulas (:mod:`spotlight_study.csvsafe`);
+    these copies are not. One JSON object per line, keyed by the ``*_COLUMNS`` of this module;
+    numbers stay numbers, and a value that the CSV writes as an empty cell is ``null`` or ``""``.
+    Returns ``{name: path}``; raises ``OSError`` if ``out_dir`` cannot be written.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = export_rows(study=study, include_pilot=include_pilot)
+    paths = {}
+    for name in ("responses", "survey", "participants"):
+        path = out / f"{name}.jsonl"
+        with path.open("w", encoding="utf-8", newline="\n") as fh:
+            for row in rows[name]:
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
         paths[name] = path
     return paths

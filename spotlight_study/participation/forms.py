@@ -19,11 +19,29 @@ _MAX_HIDDEN_MS = 24 * 60 * 60 * 1000
 
 
 class EntryForm(forms.Form):
-    """Prolific's URL parameters: each 24 lowercase hex characters."""
+    """Prolific's URL parameters: each 24 lowercase hex characters, each given once.
+
+    Bound to ``request.GET``. A parameter repeated with different values (``?PROLIFIC_PID=a&
+    PROLIFIC_PID=b``) is refused rather than silently read as its last value; the same value
+    repeated is accepted.
+    """
 
     PROLIFIC_PID = forms.CharField(validators=[_hex24], error_messages={"required": "is missing."})
     STUDY_ID = forms.CharField(validators=[_hex24], error_messages={"required": "is missing."})
     SESSION_ID = forms.CharField(validators=[_hex24], error_messages={"required": "is missing."})
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        getlist = getattr(self.data, "getlist", None)
+        if getlist is None:
+            return cleaned
+        for name in self.fields:
+            if len({value.strip() for value in getlist(name)}) > 1:
+                # The conflict is the one problem worth naming for this parameter.
+                self._errors.pop(name, None)
+                cleaned.pop(name, None)
+                self.add_error(name, "is given more than once, with different values.")
+        return cleaned
 
     def problems(self) -> list[str]:
         """Readable problems, e.g. ``["PROLIFIC_PID is missing."]`` (call after ``is_valid``)."""
@@ -39,7 +57,31 @@ class StepForm(forms.Form):
 class ConsentForm(StepForm):
     """Consent decision: the button pressed, ``agree`` or ``decline``."""
 
-    decision = forms.ChoiceField(choices=[("agree", "agree"), ("decline", "decline")])
+    decision = forms.ChoiceField(
+        choices=[("agree", "agree"), ("decline", "decline")],
+        error_messages={"required": "Please choose one of the two buttons below."},
+    )
+
+
+def _refuse_constant(name: str):
+    """``json.loads`` hook: NaN and Infinity are not JSON, and neither database stores them."""
+    raise ValueError(f"{name} is not allowed")
+
+
+def _storable(value):
+    """A telemetry value as both databases store it, or ``None`` to drop it.
+
+    Text loses NUL (PostgreSQL's jsonb refuses ``\\u0000``) and lone surrogates (not UTF-8) and
+    is cut to 100 characters; numbers must lie within +-2**53 (exact in JavaScript); anything
+    else is dropped.
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return value if abs(value) <= 2**53 else None
+    if isinstance(value, str):
+        return "".join(ch for ch in value if ch != "\x00" and not "\ud800" <= ch <= "\udfff")[:100]
+    return None
 
 
 def parse_telemetry(raw: str) -> Telemetry:
@@ -50,8 +92,8 @@ def parse_telemetry(raw: str) -> Telemetry:
     missing or malformed value gives zeros instead of an error the participant would see.
     """
     try:
-        data = json.loads(raw) if raw else {}
-    except (ValueError, TypeError):
+        data = json.loads(raw, parse_constant=_refuse_constant) if raw else {}
+    except (ValueError, TypeError, RecursionError):
         return Telemetry()
     if not isinstance(data, dict):
         return Telemetry()
@@ -66,7 +108,11 @@ def parse_telemetry(raw: str) -> Telemetry:
     if not isinstance(events, list):
         events = []
     clean_events = [
-        {k: v for k, v in e.items() if k in {"t", "type", "chars"} and isinstance(v, (int, float, str))}
+        {
+            k: _storable(v)
+            for k, v in e.items()
+            if k in {"t", "type", "chars"} and _storable(v) is not None
+        }
         for e in events[:_MAX_EVENTS]
         if isinstance(e, dict)
     ]
@@ -79,36 +125,106 @@ def parse_telemetry(raw: str) -> Telemetry:
     )
 
 
-class AnswerForm(StepForm):
-    """A task answer. ``max_chars`` comes from the study (5,000 by default)."""
+EMPTY_ANSWER = "Please describe the differences you see before continuing."
 
-    answer = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 6, "class": "answer"}),
-        strip=True,
-        error_messages={"required": "Please describe the differences you see before continuing."},
-    )
+
+def answer_field_name(position: int) -> str:
+    """The name of the answer field of task ``position`` (0 = training), e.g. ``answer_2``.
+
+    Each step's text box has its own name, so a browser that restores form state from another
+    history entry (Chromium does on Back) cannot put one task's text into another task's box.
+    """
+    return f"answer_{position}"
+
+
+class AnswerForm(StepForm):
+    """A task answer for the task at ``position`` (0 = training, 1..k = main tasks).
+
+    The text arrives in the field :func:`answer_field_name` (``answer_<position>``); a form of
+    any other step does not fill it. ``min_chars`` and ``max_chars`` come from the study (1 and
+    5,000 characters by default).
+    """
+
     client_events = forms.CharField(widget=forms.HiddenInput, required=False, max_length=40_000)
 
-    def __init__(self, *args, max_chars: int = 5000, **kwargs):
+    def __init__(self, *args, position: int, min_chars: int = 1, max_chars: int = 5000, **kwargs):
         super().__init__(*args, **kwargs)
+        self.position = position
+        self.min_chars = min_chars
         self.max_chars = max_chars
-        self.fields["answer"].widget.attrs["maxlength"] = max_chars
+        self.answer_name = answer_field_name(position)
+        self.fields[self.answer_name] = forms.CharField(
+            widget=forms.Textarea(
+                attrs={
+                    "rows": 6,
+                    "class": "answer",
+                    "maxlength": max_chars,
+                    # No form state restore, no autofill: the box holds only what was typed here.
+                    "autocomplete": "off",
+                    "data-answer": "",
+                }
+            ),
+            strip=True,
+            error_messages={"required": EMPTY_ANSWER},
+        )
 
-    def clean_answer(self) -> str:
-        answer = self.cleaned_data["answer"]
+    @property
+    def answer(self) -> forms.BoundField:
+        """The bound answer field, for the template."""
+        return self[self.answer_name]
+
+    def is_for_this_page(self) -> bool:
+        """Whether the submitted data carry this step's answer field at all.
+
+        A browser always sends a text box, even empty; its absence means the post came from
+        another step's form and must not be read as this step's answer.
+        """
+        return self.answer_name in self.data
+
+    def clean(self) -> dict:
+        """Refuse answers with no letter or digit, shorter than ``min_chars`` or longer than
+        ``max_chars`` (field errors)."""
+        cleaned = super().clean()
+        answer = cleaned.get(self.answer_name)
+        if answer is None:
+            return cleaned
+        # Browsers submit a line break as CRLF but count it as one character in the box's
+        # counter and maxlength; store and count it as one, so what the counter allows is saved.
+        answer = answer.replace("\r\n", "\n").replace("\r", "\n")
+        cleaned[self.answer_name] = answer
         # Invisible characters (e.g. zero-width spaces) survive strip() but say nothing.
         if not any(ch.isalnum() for ch in answer):
-            raise forms.ValidationError(
-                "Please describe the differences you see before continuing."
+            self.add_error(self.answer_name, EMPTY_ANSWER)
+        elif len(answer) < self.min_chars:
+            self.add_error(
+                self.answer_name,
+                f"Your answer has {len(answer):,} characters; please write at least "
+                f"{self.min_chars:,}.",
             )
-        if len(answer) > self.max_chars:
-            raise forms.ValidationError(
+        elif len(answer) > self.max_chars:
+            self.add_error(
+                self.answer_name,
                 f"Your answer has {len(answer):,} characters; please shorten it to at most "
-                f"{self.max_chars:,}."
+                f"{self.max_chars:,}.",
             )
-        return answer
+        return cleaned
+
+    def full_clean(self) -> None:
+        """Validate; a refused answer's box gets ``autofocus``, so the page opens at it.
+
+        The message sits by the box, far below the texts (thousands of pixels on a phone); without
+        the focus a participant would see the top of the same task and think nothing happened.
+        """
+        super().full_clean()
+        if self.is_bound and self.answer_name in self.errors:
+            self.fields[self.answer_name].widget.attrs["autofocus"] = True
+
+    def answer_text(self) -> str:
+        """The cleaned answer (call after ``is_valid``)."""
+        return self.cleaned_data[self.answer_name]
 
     def clean_client_events(self) -> Telemetry:
+        """The browser telemetry, parsed and clamped (:func:`parse_telemetry`)."""
         return parse_telemetry(self.cleaned_data.get("client_events", ""))
 
 
@@ -120,7 +236,10 @@ class SurveyForm(StepForm):
     """
 
     comment = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 4}), required=False, max_length=5000, strip=True
+        widget=forms.Textarea(attrs={"rows": 4, "autocomplete": "off"}),
+        required=False,
+        max_length=5000,
+        strip=True,
     )
 
     def __init__(self, *args, survey: dict, conditions: list[str], **kwargs):

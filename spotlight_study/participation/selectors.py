@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -16,14 +17,23 @@ from django.utils import timezone
 from spotlight_study.studies.models import Setting, Study, TokenPattern
 from spotlight_study.studies.selectors import main_settings, patterns_for_condition, study_cells
 
+from . import flags as quality_flags
 from .models import Participant, TaskResponse
+
+#: The form of an export pseudonym (see :func:`participant_pseudonym`).
+PSEUDONYM_RE = re.compile(r"p_[0-9a-f]{16}")
+
 
 def participant_pseudonym(*, study: Study, prolific_pid: str) -> str:
     """The export pseudonym of a Prolific ID: ``p_`` + 16 hex digits of SHA-256(salt:PID).
 
     The per-study salt is secret and never exported, so a pseudonym cannot be turned back into a
-    PID by hashing candidate IDs.
+    PID by hashing candidate IDs. A value that already is a pseudonym (a PID replaced by
+    ``manage.py purge_identifiers``; real PIDs are 24 hex digits) is returned unchanged, so the
+    exports keep their participant column after a purge.
     """
+    if PSEUDONYM_RE.fullmatch(prolific_pid):
+        return prolific_pid
     digest = hashlib.sha256(f"{study.pseudonym_salt}:{prolific_pid}".encode()).hexdigest()
     return f"p_{digest[:16]}"
 
@@ -42,11 +52,15 @@ def holding_filter(*, study: Study, now: datetime) -> Q:
 
 
 def cell_counts(*, study: Study, n_cells: int, now: datetime | None = None) -> dict[int, int]:
-    """Places held per cell, ``{cell_index: count}`` for every cell ``0..n_cells-1``."""
+    """Places held per cell, ``{cell_index: count}`` for every cell ``0..n_cells-1``.
+
+    Pilot participants (``is_pilot``) never hold a place: a pilot does not change real
+    counterbalancing.
+    """
     now = now or timezone.now()
     counts = {i: 0 for i in range(n_cells)}
     rows = (
-        Participant.objects.filter(study=study)
+        Participant.objects.filter(study=study, is_pilot=False)
         .filter(holding_filter(study=study, now=now))
         .values_list("cell_index", flat=True)
     )
@@ -61,6 +75,11 @@ def participant_for_session(*, study: Study, participant_id: int | None) -> Part
     if participant_id is None:
         return None
     return Participant.objects.filter(pk=participant_id, study=study).first()
+
+
+def participant_exists(*, study: Study, prolific_pid: str) -> bool:
+    """Whether this PID already took part in the study (an arrival with it is a resume)."""
+    return Participant.objects.filter(study=study, prolific_pid=prolific_pid).exists()
 
 
 def text_order(*, shuffle_seed: int, setting_key: str, n: int) -> list[int]:
@@ -144,8 +163,61 @@ def _progress_state(p: Participant, cutoff: datetime) -> str:
     return "ended"
 
 
+def _flag_summary(*, study: Study, participants: list[Participant], answers: list[tuple]) -> dict:
+    """Flag counts and the flagged participants of one population (real or pilot).
+
+    ``answers`` holds ``(participant_id, answer, time_on_task_ms, paste_count, paste_chars,
+    hidden_ms)`` of the population's saved main answers; flags follow :mod:`.flags`.
+    """
+    by_id = {p.id: p for p in participants}
+    evidence = [
+        quality_flags.AnswerEvidence(
+            answer=answer,
+            time_on_task_ms=ms,
+            paste_count=pastes,
+            paste_chars=chars,
+            hidden_ms=hidden,
+            instruction_check_passed=by_id[pid].instruction_check_passed,
+        )
+        for pid, answer, ms, pastes, chars, hidden in answers
+    ]
+    per_answer = quality_flags.flags_of_answers(
+        evidence, short_time_flag_seconds=study.short_time_flag_seconds
+    )
+    per_participant: dict[int, list[list[str]]] = defaultdict(list)
+    for (pid, *_), flags in zip(answers, per_answer):
+        per_participant[pid].append(flags)
+    failed = [p.id for p in participants if p.instruction_check_passed is False]
+    rows = []
+    for p in participants:
+        counts = Counter(f for flags in per_participant.get(p.id, []) for f in flags)
+        words = [
+            quality_flags.FLAG_LABELS[key] if counts[key] < 2 else
+            f"{quality_flags.FLAG_LABELS[key]} ({counts[key]} answers)"
+            for key in quality_flags.FLAG_KEYS
+            if counts[key] and key != quality_flags.FAILED_INSTRUCTION_CHECK
+        ]
+        if p.instruction_check_passed is False:
+            words.append(quality_flags.FLAG_LABELS[quality_flags.FAILED_INSTRUCTION_CHECK])
+        if words:
+            rows.append(
+                {
+                    "participant": participant_pseudonym(study=study, prolific_pid=p.prolific_pid),
+                    "cell": p.cell_index,
+                    "status": p.get_status_display(),
+                    "flags": words,
+                }
+            )
+    return {
+        "flag_counts": quality_flags.flag_counts(per_participant, failed_check=failed),
+        "flags": rows,
+    }
+
+
 def study_dashboard(*, study: Study, now: datetime | None = None) -> dict:
-    """Figures for the researcher page of ``study``.
+    """Figures for the researcher page of ``study``, over every participant so far.
+
+    Two queries whatever the number of participants (participants, then saved answers).
 
     Returns
     -------
@@ -153,17 +225,25 @@ def study_dashboard(*, study: Study, now: datetime | None = None) -> dict:
         ``cells``: list of ``{"index", "label", "in_progress", "completed", "abandoned",
         "ended"}``; ``totals``: the same counts summed; ``median_times``: list of
         ``{"setting", "condition", "n", "median_s"}`` over saved main-task answers;
-        ``flags``: list of ``{"participant", "cell", "status", "flags"}``.
-        "Abandoned" means in progress for longer than the abandonment timeout; "ended" covers
-        failed check, no consent, returned, timed out and rejected.
+        ``flag_counts``: one ``{"flag", "label", "answers", "participants"}`` per flag of
+        :mod:`.flags` (main answers, as in ``responses.csv``; participants of every status,
+        in progress included); ``flags``: the flagged participants, list of
+        ``{"participant", "cell", "status", "flags"}`` (flags in words).
+        ``pilot``: ``{"participants", "completed", "flag_counts", "flags"}`` for the pilot
+        participants, who are counted nowhere else. "Abandoned" means in progress for longer
+        than the abandonment timeout; "ended" covers failed check, no consent, returned, timed
+        out and rejected.
     """
     now = now or timezone.now()
     cutoff = now - timedelta(minutes=study.abandonment_timeout_minutes)
     cells = study_cells(study)
     per_cell = {c.index: Counter() for c in cells}
-    participants = list(Participant.objects.filter(study=study).only(
-        "id", "prolific_pid", "status", "started_at", "cell_index", "instruction_check_passed"
+    everyone = list(Participant.objects.filter(study=study).order_by("started_at", "pk").only(
+        "id", "prolific_pid", "status", "started_at", "cell_index", "instruction_check_passed",
+        "is_pilot",
     ))
+    participants = [p for p in everyone if not p.is_pilot]
+    pilots = [p for p in everyone if p.is_pilot]
     for p in participants:
         per_cell.setdefault(p.cell_index, Counter())[_progress_state(p, cutoff)] += 1
     states = ("in_progress", "completed", "abandoned", "ended")
@@ -174,13 +254,18 @@ def study_dashboard(*, study: Study, now: datetime | None = None) -> dict:
     totals = {s: sum(row[s] for row in cell_rows) for s in states}
 
     times: dict[tuple[str, str], list[int]] = defaultdict(list)
-    pasted: Counter = Counter()
-    for setting_key, condition, ms, participant_id, pastes in TaskResponse.objects.filter(
-        participant__study=study, answered_at__isnull=False
-    ).values_list("setting__key", "condition", "time_on_task_ms", "participant_id", "paste_count"):
-        if condition and ms is not None and setting_key in {s.key for s in main_settings(study)}:
+    answers: dict[bool, list[tuple]] = {False: [], True: []}
+    for (
+        setting_key, condition, ms, pid, pastes, chars, hidden, answer, pilot
+    ) in TaskResponse.objects.filter(
+        participant__study=study, answered_at__isnull=False, setting__kind=Setting.Kind.MAIN
+    ).order_by("pk").values_list(
+        "setting__key", "condition", "time_on_task_ms", "participant_id", "paste_count",
+        "paste_chars", "hidden_ms", "answer", "participant__is_pilot",
+    ):
+        answers[pilot].append((pid, answer, ms, pastes, chars, hidden))
+        if not pilot and condition and ms is not None:
             times[(setting_key, condition)].append(ms)
-        pasted[participant_id] += pastes
     median_times = [
         {
             "setting": s,
@@ -190,29 +275,44 @@ def study_dashboard(*, study: Study, now: datetime | None = None) -> dict:
         }
         for (s, c), v in sorted(times.items())
     ]
-    flags = []
-    for p in participants:
-        f = []
-        if p.instruction_check_passed is False:
-            f.append("failed instruction check")
-        if pasted[p.id]:
-            f.append(f"{pasted[p.id]} paste(s)")
-        if f:
-            flags.append(
-                {
-                    "participant": participant_pseudonym(study=study, prolific_pid=p.prolific_pid),
-                    "cell": p.cell_index,
-                    "status": p.get_status_display(),
-                    "flags": f,
-                }
-            )
-    return {"cells": cell_rows, "totals": totals, "median_times": median_times, "flags": flags}
+    real = _flag_summary(study=study, participants=participants, answers=answers[False])
+    pilot = _flag_summary(study=study, participants=pilots, answers=answers[True])
+    return {
+        "cells": cell_rows,
+        "totals": totals,
+        "median_times": median_times,
+        "flag_counts": real["flag_counts"],
+        "flags": real["flags"],
+        "pilot": {
+            "participants": len(pilots),
+            "completed": sum(1 for p in pilots if p.status == Participant.Status.COMPLETED),
+            **pilot,
+        },
+    }
 
 
-def participants_for_export(*, study: Study) -> QuerySet[Participant]:
-    """The study's participants with answers and survey answers prefetched, oldest first."""
+def participants_for_export(*, study: Study, include_pilot: bool = False) -> QuerySet[Participant]:
+    """The study's participants with answers and survey answers prefetched, oldest first.
+
+    Pilot participants only with ``include_pilot``.
+    """
+    pilot = Q() if include_pilot else Q(is_pilot=False)
     return (
-        Participant.objects.filter(study=study)
+        Participant.objects.filter(pilot, study=study)
         .order_by("started_at", "pk")
         .prefetch_related("responses__setting", "survey_answers")
     )
+
+
+def study_frozen_reason(study: Study) -> str | None:
+    """Why ``study``'s definition is frozen, or ``None``: real participants have consented.
+
+    Pilot participants (``is_pilot``) never freeze a study, so deleting them leaves it editable
+    again. Registered with :func:`spotlight_study.studies.freeze.freeze_check_register` in
+    ``ParticipationConfig.ready``.
+    """
+    consented = Participant.objects.filter(study=study, is_pilot=False, consented_at__isnull=False)
+    n = consented.count()
+    if not n:
+        return None
+    return f"{n} real participant{'s have' if n != 1 else ' has'} consented to it."

@@ -14,6 +14,7 @@ from datetime import datetime
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.crypto import salted_hmac
 
 from spotlight_study.studies.models import Setting, Study
 from spotlight_study.studies.selectors import (
@@ -22,12 +23,18 @@ from spotlight_study.studies.selectors import (
     training_setting,
 )
 
+from .arrival import expected_study_ids
 from .models import Participant, SurveyAnswer, TaskResponse
 from .selectors import cell_counts, participant_conditions, task_page
 
 PROLIFIC_ID_RE = re.compile(r"^[0-9a-f]{24}$")
 # Shown after a double submit or a post from an old tab; the first submit's answer is kept.
 STALE_MESSAGE = "That page was already submitted and its answer is saved. Here is where you are now."
+OTHER_PARTICIPANT_MESSAGE = (
+    "That page belonged to another Prolific participant who opened the study earlier in this "
+    "browser, so nothing from it was saved. This browser now takes part as the Prolific ID that "
+    "entered the study last; here is where that participant is."
+)
 
 
 class ParticipationError(Exception):
@@ -36,6 +43,27 @@ class ParticipationError(Exception):
 
 class StudyNotOpen(ParticipationError):
     """The study does not accept new participants (draft, paused or closed)."""
+
+
+class ArrivalRefused(ParticipationError):
+    """An arrival whose Prolific IDs contradict what is known; nothing is created.
+
+    ``title`` is a short heading for the participant's page; ``str()`` explains what to do.
+    """
+
+    title = "This study link cannot be used"
+
+
+class WrongStudy(ArrivalRefused):
+    """``STUDY_ID`` is not the Prolific study this study is linked to."""
+
+    title = "This link belongs to another Prolific study"
+
+
+class SessionInUse(ArrivalRefused):
+    """``SESSION_ID`` was already used by another participant of this study."""
+
+    title = "This Prolific session was already used"
 
 
 class StaleStep(ParticipationError):
@@ -57,12 +85,30 @@ class Telemetry:
     events: list = field(default_factory=list)
 
 
-def step_token(participant: Participant) -> str:
-    """The token that identifies the participant's current page, e.g. ``task:1``.
+def _participant_tag(participant_id: int) -> str:
+    # Keyed with SECRET_KEY, so a page's token names its participant without showing the row id.
+    return salted_hmac("participation.step_token", str(participant_id)).hexdigest()[:10]
 
-    Each form carries it back so that a POST from any other page is recognized as stale.
+
+def step_token(participant: Participant) -> str:
+    """The token that identifies the participant's current page, e.g. ``task:1:3f9c0a12be``.
+
+    ``<step>:<task_index>:<tag>``, where the tag is an HMAC of the participant (10 hex digits).
+    Each form carries it back, so a POST from any other page is recognized as stale, and a page
+    of another participant who used the same browser earlier can never be saved as this one's
+    (their tokens differ even on the same step).
     """
-    return f"{participant.step}:{participant.task_index}"
+    return f"{participant.step}:{participant.task_index}:{_participant_tag(participant.pk)}"
+
+
+def token_of_other_participant(participant: Participant, token: str) -> bool:
+    """Whether ``token`` is a well-formed step token of a participant other than ``participant``.
+
+    True when this browser showed the page to someone else before the session was bound to
+    ``participant`` (two Prolific IDs entered in one browser); such a post is not saved.
+    """
+    parts = token.split(":")
+    return len(parts) == 3 and parts[2] != _participant_tag(participant.pk)
 
 
 def assignment_create(
@@ -91,8 +137,15 @@ def assignment_create(
     ------
     ValueError
         If an ID is malformed (views validate first; this is a guard).
+    WrongStudy
+        If the study is linked to a Prolific study (:func:`arrival.expected_study_ids`) and
+        ``prolific_study_id`` is not its id; checked for resumes too.
+    SessionInUse
+        If another PID of this study already arrived with ``prolific_session_id``.
     StudyNotOpen
         If the study is not live and the PID has not taken part yet.
+
+    Nothing is created when an error is raised.
 
     Notes
     -----
@@ -108,12 +161,24 @@ def assignment_create(
     ):
         if not PROLIFIC_ID_RE.match(value or ""):
             raise ValueError(f"{name} is not 24 lowercase hex characters.")
+    expected = expected_study_ids(study=study)
+    if expected and prolific_study_id not in expected:
+        raise WrongStudy(
+            "The link that opened this page names a different Prolific study (its STUDY_ID does "
+            "not match this study). Please open the study from its own page on Prolific."
+        )
     cells = study_cells(study)
     with transaction.atomic():
         locked = Study.objects.select_for_update().get(pk=study.pk)
         existing = Participant.objects.filter(study=locked, prolific_pid=prolific_pid).first()
         if existing is not None:
             return existing
+        # The study row lock serializes arrivals, so two PIDs cannot both pass this check.
+        if Participant.objects.filter(study=locked, prolific_session_id=prolific_session_id).exists():
+            raise SessionInUse(
+                "The Prolific session in this link (its SESSION_ID) was already used by another "
+                "participant. Please open the study from your own Prolific account."
+            )
         if locked.status != Study.Status.LIVE:
             raise StudyNotOpen(
                 "This study is not accepting participants at the moment."
@@ -247,7 +312,8 @@ def answer_submit(
     study : Study
         The participant's study with settings prefetched (``study_get_with_settings``).
     answer : str
-        The participant's text, already stripped; 1..``study.max_answer_chars`` characters.
+        The participant's text, already stripped; ``study.min_answer_chars`` ..
+        ``study.max_answer_chars`` characters.
     telemetry : Telemetry
         Browser-reported evidence for this page.
 
@@ -273,9 +339,10 @@ def answer_submit(
         p = _lock(participant_id, token)
         if p.study_id != study.pk:
             raise ValueError("The participant belongs to another study.")
-        if not answer or len(answer) > study.max_answer_chars:
+        if not answer or not study.min_answer_chars <= len(answer) <= study.max_answer_chars:
             raise InvalidAnswer(
-                f"Please write an answer of at most {study.max_answer_chars} characters."
+                f"Please write an answer of {study.min_answer_chars} to "
+                f"{study.max_answer_chars} characters."
             )
         setting, condition, position = current_task(p, study)
         response = TaskResponse.objects.filter(participant=p, position=position).first()
@@ -375,10 +442,11 @@ def participant_prolific_status_set(
     Used by the Prolific sync and webhook (``spotlight_study.prolific``). The status never moves
     backwards and never loses information:
 
-    - in progress -> ``returned``, ``timed_out`` or ``rejected`` (the place in the cell is freed,
-      see :func:`selectors.holding_filter`);
-    - completed -> ``returned`` or ``rejected`` (a completed participant who timed out on
-      Prolific keeps their data and status);
+    - in progress or completed -> ``returned``, ``timed_out`` or ``rejected``: the place in the
+      cell is freed (see :func:`selectors.holding_filter`), and the researcher page and the
+      export show the new status, since all three read it from this row. A completed
+      participant's answers are kept (Prolific does not count the submission, so the place is
+      filled again; whether to analyse those answers is the researcher's choice);
     - failed check, no consent, or an earlier Prolific status: unchanged (they hold no place).
 
     ``finished_at`` is set if empty. Returns whether the status changed. Raises ``ValueError``
@@ -394,10 +462,7 @@ def participant_prolific_status_set(
     now = now or timezone.now()
     with transaction.atomic():
         p = Participant.objects.select_for_update().get(pk=participant_id)
-        allowed = p.status == Participant.Status.IN_PROGRESS or (
-            p.status == Participant.Status.COMPLETED and status != Participant.Status.TIMED_OUT
-        )
-        if not allowed:
+        if p.status not in (Participant.Status.IN_PROGRESS, Participant.Status.COMPLETED):
             return False
         p.status = status
         p.finished_at = p.finished_at or now

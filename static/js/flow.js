@@ -1,16 +1,38 @@
-// Adds browser evidence to a task form: pastes, time with the tab hidden, focus lost.
-// The flow works without this script; it only fills the hidden client_events field.
+// Participant pages. Two jobs, both optional for the flow (it works without JavaScript):
+// 1. A page brought back from the browser's back-forward cache is an old step: reload it, so
+//    the participant sees (and can only submit) the step they are on now.
+// 2. On a task form (marked data-telemetry), add browser evidence to the hidden client_events
+//    field: pastes, time with the tab hidden, focus lost; and keep the character counter.
 (function () {
   "use strict";
-  var form = document.getElementById("answer-form");
+  window.addEventListener("pageshow", function (ev) {
+    if (ev.persisted) { window.location.reload(); }
+  });
+
+  var form = document.querySelector("form[data-telemetry]");
   if (!form) { return; }
   var field = form.querySelector("input[name=client_events]");
-  var answer = form.querySelector("textarea[name=answer]");
+  var answer = form.querySelector("textarea[data-answer]");
   var counter = document.getElementById("answer-counter");
   var t0 = Date.now();
   var state = { paste_count: 0, paste_chars: 0, hidden_ms: 0, blur_count: 0, events: [] };
-  var hiddenSince = document.hidden ? Date.now() : null;
   var MAX_EVENTS = 200;
+
+  // After a refused submit the server sends back what this page had recorded so far; continue
+  // from it so that, e.g., a paste before an over-long answer is not forgotten.
+  if (field && field.value) {
+    try {
+      var kept = JSON.parse(field.value);
+      ["paste_count", "paste_chars", "hidden_ms", "blur_count"].forEach(function (k) {
+        if (typeof kept[k] === "number" && kept[k] > 0) { state[k] = kept[k]; }
+      });
+      if (Array.isArray(kept.events)) { state.events = kept.events.slice(0, MAX_EVENTS); }
+      // Event times stay relative to the first load of this task page.
+      var last = state.events.length ? state.events[state.events.length - 1].t : 0;
+      if (typeof last === "number" && last > 0) { t0 -= last; }
+    } catch (e) { /* malformed: start afresh */ }
+  }
+  var hiddenSince = document.hidden ? Date.now() : null;
 
   function log(type, extra) {
     if (state.events.length >= MAX_EVENTS) { return; }

@@ -74,7 +74,7 @@ def test_whole_demo_study_ends_on_prolific_completion_url(page, live_server, liv
     answer.focus()
     page.evaluate(
         """(text) => {
-            const ta = document.querySelector("textarea[name=answer]");
+            const ta = document.querySelector("textarea[data-answer]");
             const data = new DataTransfer();
             data.setData("text/plain", text);
             ta.dispatchEvent(new ClipboardEvent("paste", {clipboardData: data, bubbles: true, cancelable: true}));

@@ -1,4 +1,5 @@
 """The participant flow through Django's test client: every step, every cell, and bad input."""
+import re
 from urllib.parse import parse_qs, urlparse
 
 import pytest
@@ -64,7 +65,7 @@ def test_time_on_task_is_measured_on_the_server(walker, demo_study):
     walker.page()  # refresh
     again = TaskResponse.objects.get()
     assert again.served_at == first.served_at and again.serve_count == 2
-    walker.post({"answer": "night and day", "client_events": ""})
+    walker.post({"answer_0": "night and day", "client_events": ""})
     r = TaskResponse.objects.get()
     assert r.time_on_task_ms == int((r.answered_at - r.served_at).total_seconds() * 1000)
 
@@ -76,8 +77,8 @@ def test_double_submit_stores_one_answer(walker, demo_study):
     walker.instructions()
     walker.page()
     token = walker.token()
-    first = walker.post({"answer": "By day vs by night."}, token=token)
-    second = walker.post({"answer": "A different second answer."}, token=token)
+    first = walker.post({"answer_0": "By day vs by night."}, token=token)
+    second = walker.post({"answer_0": "A different second answer."}, token=token)
     assert first.status_code == second.status_code == 302
     responses = TaskResponse.objects.filter(position=0)
     assert responses.count() == 1 and responses.get().answer == "By day vs by night."
@@ -100,8 +101,8 @@ def test_stale_tab_and_back_button_land_on_current_step(walker, demo_study):
     walker.page()
     tab_a = walker.token()
     tab_b = walker.token(walker.client.get(walker.step_url))
-    walker.post({"answer": "night"}, token=tab_a)
-    walker.post({"answer": "something else"}, token=tab_b)
+    walker.post({"answer_0": "night"}, token=tab_a)
+    walker.post({"answer_0": "something else"}, token=tab_b)
     assert list(TaskResponse.objects.values_list("answer", flat=True)) == ["night"]
 
 
@@ -157,24 +158,86 @@ def test_malformed_entry_urls_create_nothing(client, demo_study, params, problem
     assert not Participant.objects.exists()
 
 
-def test_empty_and_oversized_answers_keep_the_page_and_text(walker, demo_study):
-    """Empty or too long answers re-render the page with a message; the typed text is kept."""
+def test_empty_and_oversized_answers_redirect_and_keep_the_text(walker, demo_study):
+    """Empty or too long answers redirect to the step, which shows the message and the typed text."""
     walker.enter()
     walker.consent()
     walker.instructions()
     walker.page()
     token = walker.token()
     for blank in ("   ", "\u200b\u200b", "?!"):
-        empty = walker.post({"answer": blank}, token=token)
-        assert empty.status_code == 400
-        assert "Please describe the differences" in empty.content.decode()
+        empty = walker.post({"answer_0": blank}, token=token)
+        assert empty.status_code == 302 and empty["Location"] == walker.step_url
+        page = walker.page()
+        assert page.status_code == 200
+        assert "Please describe the differences" in page.content.decode()
     long_text = "night " * 900  # 5,400 characters
-    too_long = walker.post({"answer": long_text}, token=token)
-    html = too_long.content.decode()
-    assert too_long.status_code == 400 and "please shorten it to at most 5,000" in html
-    assert long_text.strip()[:200] in html
+    too_long = walker.post({"answer_0": long_text}, token=token)
+    assert too_long.status_code == 302 and too_long["Location"] == walker.step_url
+    for _refresh in range(2):  # the text and the message survive a refresh; nothing is re-posted
+        html = walker.page().content.decode()
+        assert "please shorten it to at most 5,000" in html
+        assert long_text.strip()[:200] in html
     assert not TaskResponse.objects.filter(answered_at__isnull=False).exists()
     assert Participant.objects.get().step == Participant.Step.TRAINING
+
+
+def test_kept_text_belongs_to_its_page_only(walker, demo_study):
+    """Text kept after a refused answer is never shown on the next step, and its telemetry is kept."""
+    walker.enter()
+    walker.consent()
+    walker.instructions()
+    walker.page()
+    refused = "fishing at night " * 400  # 6,800 characters
+    walker.post({"answer_0": refused, "client_events": '{"paste_count": 1, "paste_chars": 6800}'})
+    html = walker.page().content.decode()
+    assert "please shorten it" in html and "&quot;paste_count&quot;: 1" in html
+    walker.post({"answer_0": "By day and by night.", "client_events": ""})
+    task_1 = walker.page().content.decode()
+    assert "Task 1 of 2" in task_1
+    assert "fishing at night fishing" not in task_1 and "please shorten" not in task_1
+    assert 'name="answer_1"' in task_1 and 'name="answer_0"' not in task_1
+    assert TaskResponse.objects.get(position=0).answer == "By day and by night."
+
+
+def test_only_the_current_steps_answer_field_is_accepted(walker, demo_study):
+    """A post with the current token but another step's answer field (or the old name) saves nothing."""
+    walker.enter()
+    walker.consent()
+    walker.instructions()
+    walker.answer("The first group fishes by day, the second at night.")
+    walker.page()
+    assert walker.answer_field() == "answer_1"
+    for other_field in ("answer_0", "answer_2", "answer"):
+        response = walker.post({other_field: "The training answer, restored by the browser."})
+        assert response.status_code == 302
+        assert "already submitted" in walker.page().content.decode()
+    p = Participant.objects.get()
+    assert p.step == Participant.Step.TASK and p.task_index == 0
+    assert TaskResponse.objects.get(position=1).answered_at is None
+
+
+def test_forms_are_distinct_per_step_and_never_restored(walker, demo_study):
+    """Every step's form has its own id and autocomplete="off" on the form and its text boxes."""
+    walker.enter()
+    ids = []
+    for step in ("consent", "instructions", "training", "task-1", "task-2", "survey"):
+        html = walker.page().content.decode()
+        form_tag = re.search(r"<form [^>]*>", html).group(0)
+        assert 'autocomplete="off"' in form_tag, (step, form_tag)
+        ids.append(re.search(r'id="([^"]+)"', form_tag).group(1))
+        for textarea in re.findall(r"<textarea [^>]*>", html):
+            assert 'autocomplete="off"' in textarea, (step, textarea)
+        if step == "consent":
+            walker.post({"decision": "agree"})
+        elif step == "instructions":
+            walker.post({})
+        elif step != "survey":
+            walker.post({walker.answer_field(): "day and night, gender, crops", "client_events": ""})
+    assert ids == [
+        "consent-form", "instructions-form", "answer-form-0", "answer-form-1", "answer-form-2",
+        "survey-form",
+    ]
 
 
 def test_declining_consent_returns_with_no_consent_code(walker, demo_study):
@@ -197,15 +260,22 @@ def test_failed_check_continues_and_flags_by_default(walker, demo_study):
     assert p.instruction_check_passed is False and p.step == Participant.Step.TASK
 
 
-def test_failed_check_ends_with_failed_code_under_end_policy(walker, demo_study):
-    """Under the 'end' policy a failed instruction check redirects with the failed-check code."""
+def test_failed_check_under_end_policy_explains_then_links_to_prolific(walker, demo_study):
+    """Under 'end', a failed check first shows a page saying why, with a link carrying the code."""
     Study.objects.filter(pk=demo_study.pk).update(failed_check_policy=Study.FailedCheckPolicy.END)
     walker.enter()
     walker.consent()
     walker.instructions()
     response = walker.answer("The texts are about fishing.")
-    assert _cc(response) == demo_study.failed_check_code
+    assert response.status_code == 302 and response["Location"] == walker.step_url
     assert Participant.objects.get().status == Participant.Status.FAILED_CHECK
+    html = walker.page().content.decode()
+    assert "The study ends here" in html and "example task" in html
+    link = re.search(r'<a class="button" href="([^"]+)"', html).group(1).replace("&amp;", "&")
+    assert link == f"{PROLIFIC}?cc={demo_study.failed_check_code}"
+    # Refreshing the page shows the same explanation and records nothing new.
+    assert "The study ends here" in walker.page().content.decode()
+    assert TaskResponse.objects.filter(answered_at__isnull=False).count() == 1
 
 
 def test_incomplete_survey_keeps_answers_and_stores_nothing(walker, demo_study):
@@ -217,8 +287,8 @@ def test_incomplete_survey_keeps_answers_and_stores_nothing(walker, demo_study):
         walker.answer(text)
     walker.page()
     response = walker.post({"c__pattern__ease": "5", "comment": "hello"})
-    assert response.status_code == 400
-    html = response.content.decode()
+    assert response.status_code == 302 and response["Location"] == walker.step_url
+    html = walker.page().content.decode()
     assert "Please check the questions marked below" in html and "Please choose one option." in html
     assert "hello" in html
     assert 'value="5" required id="id_c__pattern__ease_4" checked' in html
@@ -263,7 +333,7 @@ def test_csrf_failure_is_a_friendly_page(demo_study):
 
     strict = Client(enforce_csrf_checks=True)
     Walker(strict, demo_study.slug).enter()
-    response = strict.post(f"/s/{demo_study.slug}/step/", {"token": "consent:0", "decision": "agree"})
+    response = strict.post(f"/s/{demo_study.slug}/step/", {"token": "consent:0:0000000000", "decision": "agree"})
     assert response.status_code == 403
     assert "This page was out of date" in response.content.decode()
     assert "CSRF" not in response.content.decode()
@@ -330,3 +400,81 @@ def test_text_order_is_shuffled_per_participant_from_recorded_seed(client, demo_
         assert positions == sorted(positions)
         orders.add(tuple(r.group1_order))
     assert len(orders) > 1
+
+
+def test_answers_shorter_than_the_study_minimum_are_refused(walker, demo_study):
+    """An answer under the study's min_answer_chars is refused with a message; a long one is saved."""
+    demo_study.min_answer_chars = 20
+    demo_study.save(update_fields=["min_answer_chars"])
+    walker.enter()
+    walker.consent()
+    walker.instructions()
+    walker.page()
+    refused = walker.post({"answer_0": "Night."})
+    assert refused.status_code == 302
+    assert "please write at least 20" in walker.page().content.decode()
+    assert not TaskResponse.objects.filter(answered_at__isnull=False).exists()
+    walker.post({"answer_0": "Group 2 fishes at night, group 1 by day."})
+    assert TaskResponse.objects.get(position=0).answer == "Group 2 fishes at night, group 1 by day."
+
+
+def test_study_file_minimum_answer_length_is_imported_and_checked(db, demo_data):
+    """min_answer_chars from the study file reaches the study; above max_answer_chars it is refused."""
+    from spotlight_study.studies.schema import StudyFileError
+    from spotlight_study.studies.services import study_import
+
+    data = dict(demo_data, slug="min-chars", min_answer_chars=15)
+    assert study_import(data=data).min_answer_chars == 15
+    bad = dict(demo_data, slug="min-chars-bad", min_answer_chars=900, max_answer_chars=100)
+    with pytest.raises(StudyFileError, match="min_answer_chars"):
+        study_import(data=bad)
+
+
+def test_line_breaks_count_as_one_character_as_in_the_browser(walker, demo_study):
+    """An answer of exactly max_answer_chars with CRLF line breaks (as browsers post them) is saved, with LF."""
+    walker.enter()
+    walker.consent()
+    walker.instructions()
+    walker.page()
+    lines = ["n" * 99] * 50  # 50 x 99 letters + 49 line breaks = 4,999 characters in the box
+    walker.post({"answer_0": "\r\n".join(lines) + "x"})
+    saved = TaskResponse.objects.get(position=0).answer
+    assert len(saved) == 5000 and "\r" not in saved and saved.count("\n") == 49
+
+
+def test_refused_answer_page_opens_at_the_answer_box(walker, demo_study):
+    """After a refused answer the box (with its message) has autofocus; a fresh task page does not."""
+    walker.enter()
+    walker.consent()
+    walker.instructions()
+    fresh = walker.page().content.decode()
+    assert "autofocus" not in fresh
+    walker.post({"answer_0": "   "})
+    html = walker.page().content.decode()
+    box = re.search(r"<textarea[^>]*name=\"answer_0\"[^>]*>", html).group(0)
+    assert "autofocus" in box
+
+
+def test_page_of_an_earlier_participant_in_the_same_browser_is_never_saved(client, demo_study):
+    """Participant A's open training page, posted after B entered in the same browser and reached
+    the same step, stores nothing for B and says whose page it was."""
+    a = Walker(client, demo_study.slug)
+    a.enter()
+    a.consent()
+    a.instructions()
+    a.page()
+    a_token = a.token()
+    b = Walker(client, demo_study.slug)
+    b.enter()
+    b.consent()
+    b.instructions()
+    b.page()
+    assert b.token() != a_token  # the same step, but another participant's page
+    response = a.post({"answer_0": "A's answer: day against night."}, token=a_token)
+    assert response.status_code == 302
+    html = b.page().content.decode()
+    assert "belonged to another Prolific participant" in html
+    assert not TaskResponse.objects.filter(answered_at__isnull=False).exists()
+    b.post({"answer_0": "B's answer: daylight against night."})
+    saved = TaskResponse.objects.get(answered_at__isnull=False)
+    assert saved.participant.prolific_pid == b.pid and saved.answer.startswith("B's answer")

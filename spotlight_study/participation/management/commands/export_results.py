@@ -1,7 +1,7 @@
 """``manage.py export_results SLUG --out DIR``: write the study's tidy CSV files."""
 from django.core.management.base import BaseCommand, CommandError
 
-from spotlight_study.participation.exports import results_export
+from spotlight_study.participation.exports import results_export, results_export_jsonl
 from spotlight_study.studies.models import Study
 
 
@@ -11,14 +11,31 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("slug")
         parser.add_argument("--out", required=True, help="Directory to write into.")
+        parser.add_argument(
+            "--jsonl",
+            action="store_true",
+            help="Also write *.jsonl copies with the raw text (the CSV cells that begin with "
+            "= + - @ tab, CR or ' get a ' in front against spreadsheet formulas).",
+        )
+        parser.add_argument(
+            "--include-pilot",
+            action="store_true",
+            help="Also export the pilot participants (manage.py pilot); participants.csv marks "
+            "them with pilot=1.",
+        )
 
-    def handle(self, *args, slug, out, **options):
+    def handle(self, *args, slug, out, jsonl=False, include_pilot=False, **options):
         try:
             study = Study.objects.get(slug=slug)
         except Study.DoesNotExist:
             raise CommandError(f"No study with slug '{slug}'.") from None
         try:
-            paths = results_export(study=study, out_dir=out)
+            paths = results_export(study=study, out_dir=out, include_pilot=include_pilot)
+            if jsonl:
+                jsonl_paths = results_export_jsonl(
+                    study=study, out_dir=out, include_pilot=include_pilot
+                )
+                paths.update({f"{k}_jsonl": v for k, v in jsonl_paths.items()})
         except OSError as exc:
             raise CommandError(f"Cannot write to {out}: {exc.strerror or exc}") from None
         for name, path in paths.items():

@@ -1,0 +1,88 @@
+"""Error pages (400, 403, 404, 500) worded for the part of the site the URL belongs to.
+
+The same templates serve participants (``/s/...``), researchers (``/researcher/``, ``/stimuli/``,
+``/admin/``, ``/accounts/``, ``/api/``, ``/prolific/``) and annotators (``/annotate/``). Telling a
+researcher to "open the study again from Prolific" is wrong, so the handlers below pass the area
+(:func:`url_area`) and a link back into it. Pages are rendered without the request: no context
+processor (session, user, messages) can fail or leak into an error page.
+"""
+from __future__ import annotations
+
+import logging
+
+from django.http import HttpRequest, HttpResponse
+from django.template.loader import render_to_string
+from django.urls import NoReverseMatch, reverse
+
+logger = logging.getLogger(__name__)
+
+PARTICIPANT, STAFF, ANNOTATOR = "participant", "staff", "annotator"
+_PREFIXES = (
+    ("/annotate/", ANNOTATOR),
+    ("/researcher/", STAFF),
+    ("/stimuli/", STAFF),
+    ("/admin/", STAFF),
+    ("/accounts/", STAFF),
+    ("/api/", STAFF),
+    ("/prolific/", STAFF),
+)
+_HOMES = {STAFF: "researcher:study_list", ANNOTATOR: "annotation:home"}
+_FALLBACK = {
+    400: "Something was wrong with that request.",
+    403: "Not allowed.",
+    404: "Page not found.",
+    500: "Something went wrong on our side.",
+}
+
+
+def url_area(path: str) -> str:
+    """The area of a URL path: ``"staff"``, ``"annotator"`` or ``"participant"`` (the default).
+
+    ``url_area("/researcher/demo/")`` is ``"staff"``; ``url_area("/s/demo/step/")`` is
+    ``"participant"``, as is any path outside the staff and annotator areas.
+    """
+    for prefix, area in _PREFIXES:
+        if path.startswith(prefix):
+            return area
+    return PARTICIPANT
+
+
+def error_context(path: str) -> dict:
+    """Template context of an error page for ``path``: ``{"area": ..., "home_url": str | None}``."""
+    area = url_area(path)
+    home_url = None
+    if area in _HOMES:
+        try:
+            home_url = reverse(_HOMES[area])
+        except NoReverseMatch:  # a broken URLconf must not break the error page too
+            home_url = None
+    return {"area": area, "home_url": home_url}
+
+
+def _page(request: HttpRequest, status: int, **extra) -> HttpResponse:
+    try:
+        html = render_to_string(f"{status}.html", {**error_context(request.path), **extra})
+    except Exception:  # the error page itself failed: answer with plain text, never a traceback
+        logger.exception("Rendering the %s page failed", status)
+        return HttpResponse(_FALLBACK[status], status=status, content_type="text/plain; charset=utf-8")
+    return HttpResponse(html, status=status)
+
+
+def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """``handler400``: the 400 page worded for the URL's area."""
+    return _page(request, 400)
+
+
+def permission_denied(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """``handler403``: the 403 page worded for the URL's area."""
+    return _page(request, 403)
+
+
+def page_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """``handler404``: the 404 page worded for the URL's area."""
+    return _page(request, 404)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """``handler500``: the 500 page worded for the URL's area (no exception details)."""
+    return _page(request, 500)

@@ -1,0 +1,61 @@
+"""``study_text``: render a researcher's plain text (consent, instructions) as safe HTML.
+
+Study files write these texts as plain text with blank lines between paragraphs and lists as
+lines that start with ``- `` or ``* `` (bullets) or ``1. `` / ``1)`` (numbers). Django's
+``linebreaks`` would show such lists as literal "- " lines; this filter turns them into
+``<ul>``/``<ol>``. It understands nothing else: every character of the text is escaped, so a study
+file cannot put markup on a participant's page.
+"""
+from __future__ import annotations
+
+import re
+
+from django import template
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+
+register = template.Library()
+
+_ITEM = re.compile(r"^\s{0,3}(?:(?P<bullet>[-*\u2022])|(?P<number>\d{1,3})[.)])\s+(?P<text>\S.*)$")
+
+
+def _blocks(lines: list[str]) -> list[tuple[str, list[str]]]:
+    """Split a paragraph's lines into runs: ``("p", lines)``, ``("ul", items)``, ``("ol", items)``.
+
+    An indented line right after a list item continues that item.
+    """
+    runs: list[tuple[str, list[str]]] = []
+    for line in lines:
+        match = _ITEM.match(line)
+        if match:
+            kind = "ul" if match.group("bullet") else "ol"
+            if not runs or runs[-1][0] != kind:
+                runs.append((kind, []))
+            runs[-1][1].append(match.group("text").strip())
+        elif runs and runs[-1][0] in ("ul", "ol") and line[:1] in (" ", "\t"):
+            runs[-1][1][-1] += " " + line.strip()
+        else:
+            if not runs or runs[-1][0] != "p":
+                runs.append(("p", []))
+            runs[-1][1].append(line.strip())
+    return runs
+
+
+@register.filter(is_safe=True)
+def study_text(value: str | None) -> SafeString:
+    """Paragraphs (``<p>``, single newlines as ``<br>``) and simple lists, all text escaped.
+
+    ``"Keep in mind:\\n- one\\n- two"`` gives ``<p>Keep in mind:</p><ul><li>one</li><li>two</li></ul>``.
+    """
+    text = str(value or "").replace("\r\n", "\n").replace("\r", "\n").strip()
+    if not text:
+        return mark_safe("")
+    html = []
+    for paragraph in re.split(r"\n[ \t]*\n+", text):
+        for kind, parts in _blocks(paragraph.split("\n")):
+            if kind == "p":
+                html.append("<p>" + "<br>".join(escape(p) for p in parts) + "</p>")
+            else:
+                items = "".join(f"<li>{escape(item)}</li>" for item in parts)
+                html.append(f"<{kind}>{items}</{kind}>")
+    return mark_safe("\n".join(html))
