@@ -14,6 +14,7 @@ From a shell: ``python -m analysis export/ --out out/``.
 
 from .errors import AnalysisInputError
 from .inputs import StudyData, input_sha256, load_export, prepare_data
+from .planning import SamplePlan, plan_sample_size
 from .pipeline import (
     DEFAULT_LIKERT_ALTERNATIVES,
     build_tables,
@@ -38,6 +39,7 @@ from .stats import (
 __all__ = [
     "DEFAULT_LIKERT_ALTERNATIVES",
     "AnalysisInputError",
+    "SamplePlan",
     "StudyData",
     "build_tables",
     "cohens_h",
@@ -49,6 +51,7 @@ __all__ = [
     "load_export",
     "mann_whitney",
     "other_differences",
+    "plan_sample_size",
     "prepare_data",
     "run_analysis",
     "sample_size_per_condition",

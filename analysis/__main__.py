@@ -1,16 +1,19 @@
-"""Command line: ``python -m analysis DIR --out OUTDIR``.
+"""Command line: ``python -m analysis DIR --out OUTDIR`` and ``python -m analysis plan ...``.
 
 Exit status 0 on success, 2 on invalid input or arguments (message on
-stderr, no traceback).
+stderr, no traceback). Input that cannot be analysed yet, such as an export
+without answers or with unannotated answers, counts as invalid input.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 
 from .errors import AnalysisInputError
+from .planning import plan_sample_size
 from .pipeline import DEFAULT_LIKERT_ALTERNATIVES, run_analysis
 from .stats import PROPORTION_ALTERNATIVES, RANK_ALTERNATIVES
 
@@ -106,6 +109,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     >>> main(["export/", "--out", "out/"])  # doctest: +SKIP
     0
     """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["plan"]:
+        return plan_main(argv[1:])
     args = build_parser().parse_args(argv)
     try:
         results = run_analysis(args.input_dir, args.out, likert_alternatives=dict(args.likert_alternative),
@@ -116,6 +122,106 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"Analysed {results['participants']['included']} participants "
           f"({results['participants']['excluded']} excluded); input SHA-256 {results['input_sha256']}")
     print(f"Wrote results.json, tables/, figures/, report.md and report.html to {args.out}")
+    return 0
+
+
+def build_plan_parser() -> argparse.ArgumentParser:
+    """Argument parser of ``python -m analysis plan``.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        Options ``--p-control`` and ``--p-treatment`` (required), ``--alpha``,
+        ``--power``, ``--dropout``, ``--cells``, ``--conditions`` and ``--json``.
+
+    Raises
+    ------
+    None
+        Building the parser does not raise; parsing raises ``SystemExit``.
+
+    Notes
+    -----
+    The values are checked by :func:`analysis.planning.plan_sample_size`, so the
+    command line and the researcher page give the same messages.
+
+    References
+    ----------
+    .. [1] ``docs/analysis.md``, section "Planning a study".
+
+    Examples
+    --------
+    >>> build_plan_parser().parse_args(["--p-control", "0.3", "--p-treatment", "0.6"]).power
+    0.8
+    """
+    parser = argparse.ArgumentParser(
+        prog="python -m analysis plan",
+        description="Participants needed per condition for the one-sided identification test "
+        "(statsmodels NormalIndPower, Cohen's h), inflated for dropout, and the total for the cells.",
+    )
+    parser.add_argument("--p-control", type=float, required=True, metavar="P0",
+                        help="expected identification rate without the pattern, in (0, 1)")
+    parser.add_argument("--p-treatment", type=float, required=True, metavar="P1",
+                        help="expected identification rate with the pattern, in (P0, 1)")
+    parser.add_argument("--alpha", type=float, default=0.05, help="one-sided significance level (default 0.05)")
+    parser.add_argument("--power", type=float, default=0.8, help="desired power (default 0.8)")
+    parser.add_argument("--dropout", type=float, default=0.0, metavar="D",
+                        help="expected share of participants lost or excluded, in [0, 1) (default 0)")
+    parser.add_argument("--cells", type=int, default=4, metavar="C",
+                        help="counterbalancing cells; the total is a multiple of C (default 4, the reference study)")
+    parser.add_argument("--conditions", type=int, default=2, metavar="M",
+                        help="conditions of the study (default 2: pattern, no_pattern)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    return parser
+
+
+def plan_main(argv: Sequence[str]) -> int:
+    """Run ``python -m analysis plan``.
+
+    Parameters
+    ----------
+    argv : sequence of str
+        Arguments after ``plan``.
+
+    Returns
+    -------
+    int
+        0 on success, 2 on invalid values (``error: <message>`` on stderr).
+
+    Raises
+    ------
+    SystemExit
+        From argparse on invalid command-line syntax (status 2).
+
+    Notes
+    -----
+    Calls :func:`analysis.planning.plan_sample_size`; ``--json`` prints
+    :meth:`SamplePlan.as_dict` as one object.
+
+    References
+    ----------
+    .. [1] Cohen, J. (1988). *Statistical Power Analysis for the Behavioral Sciences*, ch. 6.
+
+    Examples
+    --------
+    >>> plan_main(["--p-control", "0.3", "--p-treatment", "0.6", "--json"])  # doctest: +SKIP
+    0
+    """
+    args = build_plan_parser().parse_args(argv)
+    try:
+        plan = plan_sample_size(args.p_control, args.p_treatment, alpha=args.alpha, power=args.power,
+                                dropout=args.dropout, cells=args.cells, conditions=args.conditions)
+    except AnalysisInputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(plan.as_dict()))
+        return 0
+    print(f"Cohen's h = {plan.cohens_h:.4f} (P0 = {plan.p_control:g}, P1 = {plan.p_treatment:g}, "
+          f"one-sided, alpha = {plan.alpha:g}, power = {plan.power:g})")
+    print(f"n per condition:                {plan.n_per_condition}")
+    print(f"n per condition with dropout:   {plan.n_per_condition_with_dropout} (dropout {plan.dropout:g})")
+    print(f"total participants:             {plan.n_total} ({plan.conditions} conditions, "
+          f"{plan.cells} cells of {plan.n_per_cell})")
     return 0
 
 

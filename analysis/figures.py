@@ -181,15 +181,16 @@ def likert_figure(distribution: pd.DataFrame) -> Figure:
 
     Parameters
     ----------
-    distribution : pandas.DataFrame, shape (n_items * 2 * 5, 5)
+    distribution : pandas.DataFrame, shape (n_items * n_conditions * 5, 5)
         The ``likert_distribution`` table: columns ``item``, ``condition``
-        (``pattern``/``no_pattern``), ``response`` (1-5), ``count``,
-        ``share`` (in [0, 1]).
+        (``pattern``, ``no_pattern`` or ``pattern_with_distractors``),
+        ``response`` (1-5), ``count``, ``share`` (in [0, 1]).
 
     Returns
     -------
     matplotlib.figure.Figure
-        One pair of horizontal bars per item (with / without pattern).
+        One group of horizontal bars per item, one bar per condition in the
+        table (with pattern, without pattern, pattern + distractors).
         Disagreement extends left of zero and agreement right; the neutral
         answer is split evenly across zero.
 
@@ -215,15 +216,17 @@ def likert_figure(distribution: pd.DataFrame) -> Figure:
     >>> fig = likert_figure(tables["likert_distribution"])  # doctest: +SKIP
     """
     items = list(dict.fromkeys(distribution["item"]))
-    fig = _new_figure(8.0, max(2.5, 0.75 * 2 * len(items) + 1.4))
+    present = set(distribution["condition"])
+    conditions = [c for c in CONDITION_LABELS if c in present]
+    fig = _new_figure(8.0, max(2.5, 0.75 * max(len(conditions), 1) * len(items) + 1.4))
     if not items:
         return _empty(fig, "No per-condition survey responses")
     ax = fig.add_subplot()
     colors = _stacked_colors("BrBG", 5, neutral_grey=True)
-    labels, y = [], 0
+    labels, positions, y = [], [], 0.0
     handles = {}
     for item in items:
-        for condition in ("pattern", "no_pattern"):
+        for condition in conditions:
             sub = distribution[(distribution["item"] == item) & (distribution["condition"] == condition)]
             sub = sub.set_index("response").reindex(range(1, 6))
             shares = sub["share"].fillna(0).to_numpy(dtype=float)
@@ -236,9 +239,9 @@ def likert_figure(distribution: pd.DataFrame) -> Figure:
                 left += share
             ax.text(1.02, y, f"n={n}", va="center", fontsize=8)
             labels.append(f"{item_label(item)} ({CONDITION_LABELS[condition]})")
+            positions.append(y)
             y += 1
         y += 0.4  # gap between items
-    positions = [i + 0.4 * (i // 2) for i in range(len(labels))]
     ax.set_yticks(positions, labels, fontsize=8)
     ax.invert_yaxis()
     ax.axvline(0, color="black", linewidth=0.8)

@@ -22,7 +22,10 @@ import pandas as pd
 from .errors import AnalysisInputError
 
 __all__ = [
+    "BASELINE_CONDITION",
+    "LIKERT_CONDITIONS",
     "OUTCOME_COLUMNS",
+    "PATTERN_CONDITIONS",
     "RESPONSE_COLUMNS",
     "RESPONSE_CONDITIONS",
     "SURVEY_COLUMNS",
@@ -52,13 +55,19 @@ RESPONSE_COLUMNS = (
 SURVEY_COLUMNS = ("participant", "condition", "item", "response")
 
 RESPONSE_CONDITIONS = ("pattern", "no_pattern", "pattern_with_distractors")
-#: Conditions every setting needs, because the main z-test compares them.
-REQUIRED_CONDITIONS = ("pattern", "no_pattern")
-SURVEY_CONDITIONS = ("pattern", "no_pattern", "background")
-LIKERT_CONDITIONS = ("pattern", "no_pattern")
+#: The comparison group of every test: participants who saw no pattern box.
+BASELINE_CONDITION = "no_pattern"
+#: Conditions with a pattern box; each is compared with :data:`BASELINE_CONDITION`.
+PATTERN_CONDITIONS = ("pattern", "pattern_with_distractors")
+#: Conditions a per-condition survey item can be about (every condition of a study).
+LIKERT_CONDITIONS = RESPONSE_CONDITIONS
+SURVEY_CONDITIONS = (*LIKERT_CONDITIONS, "background")
 LIKERT_MIN, LIKERT_MAX = 1, 5
 #: Reason counted for an excluded participant whose rows give none.
 UNSPECIFIED_REASON = "unspecified"
+
+#: Character the platform's CSV writer puts before text that could run as a formula.
+FORMULA_GUARD = "'"
 
 _TRUE = {"1", "1.0", "true"}
 _FALSE = {"0", "0.0", "false"}
@@ -79,8 +88,8 @@ class StudyData:
         ``time_on_task_ms`` (float, milliseconds).
     survey : pandas.DataFrame, shape (n_answers, 4)
         One row per included participant x condition x item with columns
-        ``participant``, ``condition``, ``item`` (str) and ``response``
-        (int, 1-5).
+        ``participant``, ``condition`` (one of :data:`SURVEY_CONDITIONS`),
+        ``item`` (str) and ``response`` (int, 1-5).
     exclusions : dict of str to int
         Excluded participants per reason, sorted by reason. A participant
         with several distinct reasons is counted once, under the reasons
@@ -167,11 +176,24 @@ def _read_bytes(path: Path) -> bytes:
     return path.read_bytes()
 
 
+def _undo_formula_guard(cell: str) -> str:
+    """Remove the one leading quote the platform's CSV writer puts before risky text.
+
+    The export prefixes every text cell that begins with ``= + - @``, a tab,
+    a carriage return or a quote with exactly one ``'``, so that spreadsheet
+    programs do not run it as a formula (CSV injection). Because a leading
+    quote is itself prefixed, removing one leading quote restores the
+    original text exactly.
+    """
+    return cell[1:] if cell.startswith(FORMULA_GUARD) else cell
+
+
 def _parse_csv(data: bytes, name: str) -> pd.DataFrame:
     """Parse CSV bytes as strings, adding ``_where`` = "line N" of each record's start.
 
     The csv module is used (not pandas) so that free-text answers spanning
-    several lines still give the physical line number an editor shows.
+    several lines still give the physical line number an editor shows. Each
+    data cell goes through :func:`_undo_formula_guard` before anything else.
     """
     try:
         text = data.decode("utf-8-sig")
@@ -191,7 +213,7 @@ def _parse_csv(data: bytes, name: str) -> pd.DataFrame:
                     raise AnalysisInputError(
                         f"{name} line {start}: expected {len(header)} fields, got {len(record)}"
                     )
-                rows.append(record)
+                rows.append([_undo_formula_guard(cell) for cell in record])
                 wheres.append(f"line {start}")
             start = reader.line_num + 1
     except csv.Error as exc:
@@ -215,10 +237,12 @@ def _normalise(frame: pd.DataFrame, columns: Iterable[str], source: str) -> pd.D
         raise AnalysisInputError(f"{source} is missing required column(s): {', '.join(missing)}")
     out = pd.DataFrame(index=range(len(frame)))
     for col in columns:
-        out[col] = [
-            "" if (v is None or (isinstance(v, float) and math.isnan(v))) else str(v).strip()
-            for v in frame[col].tolist()
-        ]
+        # dtype=object keeps the .str accessor usable when the file has no rows.
+        out[col] = pd.Series(
+            ["" if (v is None or (isinstance(v, float) and math.isnan(v))) else str(v).strip()
+             for v in frame[col].tolist()],
+            index=out.index, dtype=object,
+        )
     if "_where" in frame.columns:
         out["_where"] = frame["_where"].tolist()
     else:
@@ -256,6 +280,15 @@ def _fail_rows(frame: pd.DataFrame, mask: pd.Series, message: str, value_col: st
     raise AnalysisInputError(f"{message}: {_listing(items)}")
 
 
+def _groups_phrase(conditions: list[str]) -> str:
+    """``"both 'pattern' and 'no_pattern' groups"``, ``"'a', 'b' and 'c' groups"``, ..."""
+    quoted = [repr(c) for c in conditions]
+    if len(quoted) == 1:
+        return f"a {quoted[0]} group"
+    joined = f"{', '.join(quoted[:-1])} and {quoted[-1]}"
+    return f"both {joined} groups" if len(quoted) == 2 else f"{joined} groups"
+
+
 def _parse_binary(values: pd.Series) -> pd.Series:
     """Map 0/1 spellings to 0/1; anything else becomes -1 (invalid)."""
     lowered = values.str.lower()
@@ -271,6 +304,11 @@ def _parse_number(values: pd.Series) -> pd.Series:
 # --------------------------------------------------------------------------
 def _prepare_responses(raw: pd.DataFrame, source: str) -> tuple[pd.DataFrame, dict[str, int], int, set[str]]:
     df = _normalise(raw, RESPONSE_COLUMNS, source)
+    if df.empty:
+        raise AnalysisInputError(
+            f"{source} has no rows: no participant has answered a main task yet, so there is "
+            f"nothing to analyse"
+        )
 
     _fail_rows(df, (df["participant"] == "") | (df["setting"] == ""),
                f"{source}: participant and setting must not be empty")
@@ -326,8 +364,11 @@ def _prepare_responses(raw: pd.DataFrame, source: str) -> tuple[pd.DataFrame, di
     _fail_rows(inc, bad_pos, f"{source}: 'position' must be a whole number >= 1", value_col="position")
     inc["position"] = positions.astype(int)
 
+    # The design's conditions are those in the file, so that one setting missing a group (too
+    # few participants yet, or all excluded) is reported instead of silently left untested.
+    conditions = [c for c in RESPONSE_CONDITIONS if c in set(df["condition"])]
     for setting in settings:
-        for condition in REQUIRED_CONDITIONS:
+        for condition in conditions:
             in_group = (df["setting"] == setting) & (df["condition"] == condition)
             n_inc = int((in_group & ~df["participant"].isin(excluded_ids)).sum())
             if n_inc == 0:
@@ -335,8 +376,7 @@ def _prepare_responses(raw: pd.DataFrame, source: str) -> tuple[pd.DataFrame, di
                 note = f" ({n_exc} row(s) there, all excluded)" if n_exc else ""
                 raise AnalysisInputError(
                     f"{source}: setting {setting!r} has no included participants in condition "
-                    f"{condition!r}{note}; every setting needs both "
-                    f"{' and '.join(repr(c) for c in REQUIRED_CONDITIONS)} groups"
+                    f"{condition!r}{note}; every setting needs {_groups_phrase(conditions)}"
                 )
 
     columns = ["participant", "setting", "condition", "position", *OUTCOME_COLUMNS, "time_on_task_ms"]
@@ -346,7 +386,8 @@ def _prepare_responses(raw: pd.DataFrame, source: str) -> tuple[pd.DataFrame, di
 # --------------------------------------------------------------------------
 # survey.csv
 # --------------------------------------------------------------------------
-def _prepare_survey(raw: pd.DataFrame, source: str, known: set[str], excluded_ids: set[str]) -> pd.DataFrame:
+def _prepare_survey(raw: pd.DataFrame, source: str, known: set[str], excluded_ids: set[str],
+                    design_conditions: list[str]) -> pd.DataFrame:
     df = _normalise(raw, SURVEY_COLUMNS, source)
     if df.empty:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in SURVEY_COLUMNS}).astype({"response": int})
@@ -383,13 +424,22 @@ def _prepare_survey(raw: pd.DataFrame, source: str, known: set[str], excluded_id
                value_col="response", with_setting=False)
     inc["response"] = responses.astype(int)
 
+    unseen = sorted(set(df["condition"]) - set(design_conditions) - {"background"})
+    if unseen:
+        raise AnalysisInputError(
+            f"{source}: condition(s) {', '.join(repr(c) for c in unseen)} occur in the survey but in "
+            f"no row of {RESPONSES_FILE}; participants rate only the conditions they saw"
+        )
     per_condition = inc[inc["condition"].isin(LIKERT_CONDITIONS)]
+    # Participants rate each per-condition item once for every condition they saw, so each item
+    # needs answers for every condition of the design, or its comparisons would silently differ.
+    conditions = design_conditions
     for item in sorted(set(per_condition["item"])):
-        for condition in LIKERT_CONDITIONS:
+        for condition in conditions:
             if not ((per_condition["item"] == item) & (per_condition["condition"] == condition)).any():
                 raise AnalysisInputError(
                     f"{source}: item {item!r} has no included responses for condition {condition!r}; "
-                    f"the comparison needs both 'pattern' and 'no_pattern' answers"
+                    f"each per-condition item needs answers for {', '.join(repr(c) for c in conditions)}"
                 )
     return inc[list(SURVEY_COLUMNS)].reset_index(drop=True)
 
@@ -425,14 +475,17 @@ def prepare_data(
     Raises
     ------
     AnalysisInputError
-        On missing columns; empty participant, setting or item; unknown
-        condition values; ``excluded`` not 0/1; duplicate participant x
-        setting (or participant x condition x item) rows; empty
-        (unannotated) or non-binary outcomes, bad times or positions of
-        included participants; a setting without included ``pattern`` or
-        ``no_pattern`` participants; survey participants missing from the
-        responses; survey responses outside 1-5; a per-condition survey item
-        answered for only one condition. Each message names the rows.
+        On a responses table without rows (no answers yet); missing columns;
+        empty participant, setting or item; unknown condition values;
+        ``excluded`` not 0/1; duplicate participant x setting (or
+        participant x condition x item) rows; empty (unannotated) or
+        non-binary outcomes, bad times or positions of included
+        participants; a setting without included participants in one of the
+        conditions found in the responses; survey participants missing from
+        the responses; survey responses outside 1-5; a survey condition that
+        no response row has; a per-condition survey item without included
+        answers for one of the design's conditions. Each message names the
+        rows.
 
     Notes
     -----
@@ -441,9 +494,17 @@ def prepare_data(
     left unannotated). Binary values accept ``0``/``1``, ``0.0``/``1.0`` and
     ``true``/``false`` (any case).
 
+    The design is read from the data: its conditions are the values of
+    ``condition`` in the responses (any of :data:`RESPONSE_CONDITIONS`), in
+    any number of settings. Every setting must have included participants
+    in each of them, so that no comparison is silently missing for one
+    setting.
+
     References
     ----------
     .. [1] Issue 4, "analysis/: the study statistics" (input specification).
+    .. [2] Issue 9, item 7: the analysis runs on every design the platform
+       accepts (distractor condition, three or more settings, no answers).
 
     Examples
     --------
@@ -452,8 +513,10 @@ def prepare_data(
     {'failed instruction check': 1}
     """
     inc, exclusions, n_participants, excluded_ids = _prepare_responses(responses, responses_source)
-    known = set(_normalise(responses, ["participant"], responses_source)["participant"])
-    survey_inc = _prepare_survey(survey, survey_source, known, excluded_ids)
+    raw = _normalise(responses, ["participant", "condition"], responses_source)
+    design_conditions = [c for c in LIKERT_CONDITIONS if c in set(raw["condition"])]
+    survey_inc = _prepare_survey(survey, survey_source, set(raw["participant"]), excluded_ids,
+                                 design_conditions)
     return StudyData(
         responses=inc,
         survey=survey_inc,
@@ -488,11 +551,18 @@ def load_export(input_dir: str | Path) -> StudyData:
     Notes
     -----
     Files are parsed with the standard ``csv`` module, all cells as text,
-    then validated by :func:`prepare_data`.
+    then validated by :func:`prepare_data`. The platform's export guards
+    against spreadsheet formula injection by putting one ``'`` before every
+    text cell that begins with ``=``, ``+``, ``-``, ``@``, a tab, a carriage
+    return or ``'``; one leading ``'`` is removed from every cell before
+    validation, which restores the original text (a setting key ``-x`` is
+    exported as ``'-x`` and read back as ``-x``). The fingerprint is of the
+    file bytes as written.
 
     References
     ----------
     .. [1] RFC 4180, *Common Format and MIME Type for CSV Files*.
+    .. [2] OWASP, "CSV Injection" (the quote prefix the export applies).
 
     Examples
     --------

@@ -13,11 +13,22 @@ import pandas as pd
 
 from . import stats
 from .errors import AnalysisInputError
-from .inputs import LIKERT_CONDITIONS, LIKERT_MAX, LIKERT_MIN, StudyData, load_export
+from .inputs import (
+    BASELINE_CONDITION,
+    LIKERT_CONDITIONS,
+    LIKERT_MAX,
+    LIKERT_MIN,
+    PATTERN_CONDITIONS,
+    RESPONSE_CONDITIONS,
+    StudyData,
+    load_export,
+)
 
 __all__ = [
     "BACKGROUND_ITEMS",
     "DEFAULT_LIKERT_ALTERNATIVES",
+    "HOLM_FAMILIES",
+    "section_name",
     "build_tables",
     "compute_results",
     "run_analysis",
@@ -31,7 +42,54 @@ BACKGROUND_ITEMS = ("llm_use", "prompt_engineering", "programming", "data_analys
 #: Alternative for per-condition items without a configured or default one.
 FALLBACK_LIKERT_ALTERNATIVE = "two-sided"
 _LIKERT_LEVELS = tuple(range(LIKERT_MIN, LIKERT_MAX + 1))
-_DISTRACTORS = "pattern_with_distractors"
+# Each pattern condition's comparisons with no_pattern live in their own results section; the
+# plain pattern keeps the unsuffixed names of the reference design.
+_SECTION_SUFFIX = {"pattern": "", "pattern_with_distractors": "_with_distractors"}
+#: Holm families: each family corrects across every comparison of its sections (all settings or
+#: items, and both pattern conditions against no_pattern).
+HOLM_FAMILIES = {
+    "identification": ("identification", "identification_with_distractors"),
+    "likert": ("likert", "likert_with_distractors"),
+    "likert_paired": ("likert_paired", "likert_paired_with_distractors"),
+}
+
+
+def section_name(base: str, treatment: str) -> str:
+    """Results section holding the comparisons of ``treatment`` with ``no_pattern``.
+
+    Parameters
+    ----------
+    base : {"identification", "likert", "likert_paired"}
+        The kind of comparison.
+    treatment : {"pattern", "pattern_with_distractors"}
+        The pattern condition compared with ``no_pattern``.
+
+    Returns
+    -------
+    str
+        ``base`` for ``"pattern"`` (the reference design's section) and
+        ``base + "_with_distractors"`` for ``"pattern_with_distractors"``.
+
+    Raises
+    ------
+    KeyError
+        If ``treatment`` is not a pattern condition.
+
+    Notes
+    -----
+    Keeping ``pattern`` in the unsuffixed sections keeps ``results.json``
+    of two-condition studies in the shape issue 4 documented.
+
+    References
+    ----------
+    .. [1] ``docs/analysis.md``, section "results.json".
+
+    Examples
+    --------
+    >>> section_name("likert", "pattern_with_distractors")
+    'likert_with_distractors'
+    """
+    return base + _SECTION_SUFFIX[treatment]
 
 
 # --------------------------------------------------------------------------
@@ -114,6 +172,38 @@ def _ordered(values, preferred) -> list[str]:
     return [v for v in preferred if v in values] + sorted(values - set(preferred))
 
 
+def _present(values: pd.Series, known) -> list[str]:
+    """The values of ``known`` that occur in ``values``, in the order of ``known``."""
+    found = set(values)
+    return [v for v in known if v in found]
+
+
+def _treatments(conditions: list[str]) -> list[str]:
+    """Pattern conditions that can be compared: present, and with a no-pattern group to compare with."""
+    if BASELINE_CONDITION not in conditions:
+        return []
+    return [c for c in PATTERN_CONDITIONS if c in conditions]
+
+
+def _likert_comparison(treated: pd.Series, baseline: pd.Series, treatment: str,
+                       alternative: str) -> tuple[dict, dict]:
+    """Mann-Whitney and paired Wilcoxon entries of one item, ``treatment`` versus no pattern.
+
+    Both Series hold responses indexed by participant.
+    """
+    mw = stats.mann_whitney(treated.to_numpy(), baseline.to_numpy(), alternative=alternative)
+    between = {"U": mw.u_val, "p": mw.p_val, "alternative": mw.alternative, "rbc": mw.rbc,
+               f"n_{treatment}": mw.n_pattern, "n_no_pattern": mw.n_no_pattern}
+    both = sorted(set(treated.index) & set(baseline.index))
+    if not both:
+        return between, {"W": math.nan, "p": math.nan, "alternative": alternative,
+                         "n_pairs": 0, "n_nonzero": 0}
+    wx = stats.wilcoxon_paired(treated.loc[both].to_numpy(), baseline.loc[both].to_numpy(),
+                               alternative=alternative)
+    return between, {"W": wx.w_val, "p": wx.p_val, "alternative": wx.alternative,
+                     "n_pairs": wx.n_pairs, "n_nonzero": wx.n_nonzero}
+
+
 def _comparison_dict(c: stats.ProportionComparison, treatment: str) -> dict:
     """Flatten a comparison using ``treatment`` as the name of the pattern-side group."""
     out = {
@@ -140,13 +230,15 @@ def _comparison_dict(c: stats.ProportionComparison, treatment: str) -> dict:
     return out
 
 
-def _holm_family(entries: Mapping[str, Mapping], alpha: float) -> dict[str, dict]:
-    names = list(entries)
-    holm = stats.holm_correction([entries[n]["p"] for n in names], alpha=alpha)
-    return {
-        name: {"p": entries[name]["p"], "p_holm": holm.p_adjusted[i], "reject": bool(holm.reject[i])}
-        for i, name in enumerate(names)
-    }
+def _holm_family(sections: Mapping[str, Mapping[str, Mapping]], alpha: float) -> dict[str, dict]:
+    """Holm across every test of ``sections`` (one family); the result is split back per section."""
+    keys = [(section, name) for section, entries in sections.items() for name in entries]
+    holm = stats.holm_correction([sections[sec][name]["p"] for sec, name in keys], alpha=alpha)
+    out: dict[str, dict] = {section: {} for section in sections}
+    for i, (section, name) in enumerate(keys):
+        out[section][name] = {"p": sections[section][name]["p"], "p_holm": holm.p_adjusted[i],
+                              "reject": bool(holm.reject[i])}
+    return out
 
 
 def _software_versions() -> dict[str, str]:
@@ -196,10 +288,12 @@ def compute_results(
         ``identification``, ``likert``, ``time_on_task``,
         ``other_differences``, ``exclusions`` and ``input_sha256`` in the
         issue's shape, followed by the additions
-        ``identification_with_distractors``, ``likert_paired``, ``holm``,
+        ``identification_with_distractors``, ``likert_with_distractors``,
+        ``likert_paired``, ``likert_paired_with_distractors``, ``holm``,
         ``no_difference``, ``likert_distribution``, ``background``,
-        ``participants``, ``input_files``, ``parameters`` and ``software``.
-        Undefined statistics are NaN here and ``null`` after
+        ``design``, ``participants``, ``input_files``, ``parameters`` and
+        ``software``. Sections of a comparison the design does not have are
+        empty dicts. Undefined statistics are NaN here and ``null`` after
         :func:`to_json`.
 
     Raises
@@ -209,22 +303,36 @@ def compute_results(
 
     Notes
     -----
-    Identification compares ``pattern`` with ``no_pattern`` per setting
-    (:func:`analysis.stats.compare_proportions`); where a setting also has
-    ``pattern_with_distractors`` participants, that group is compared with
-    ``no_pattern`` the same way. Likert items (survey conditions
-    ``pattern``/``no_pattern``) get :func:`analysis.stats.mann_whitney` on
-    all answers and :func:`analysis.stats.wilcoxon_paired` on participants
-    who answered both. Holm corrections run within each family: the
-    identification tests across settings, the distractor tests across
-    settings, the Mann-Whitney tests across items and the Wilcoxon tests
-    across items.
+    The design is read from the data: any number of settings, and the
+    conditions found among ``pattern``, ``no_pattern`` and
+    ``pattern_with_distractors``. Each pattern condition present is compared
+    with ``no_pattern`` in every setting
+    (:func:`analysis.stats.compare_proportions`: one-sided two-proportion
+    z-test by default, Wilson intervals, Cohen's h, Fisher's exact test):
+    ``pattern`` in ``identification``, ``pattern_with_distractors`` in
+    ``identification_with_distractors``. Per-condition survey items get, for
+    each pattern condition present in the survey,
+    :func:`analysis.stats.mann_whitney` against the ``no_pattern`` answers
+    and :func:`analysis.stats.wilcoxon_paired` on participants who answered
+    both (``likert``/``likert_paired`` for ``pattern``, the
+    ``_with_distractors`` sections for the distractor condition). Without a
+    ``no_pattern`` group, or without a pattern condition, no test is run
+    and only descriptive numbers are reported.
+
+    Holm corrections run within three families (:data:`HOLM_FAMILIES`):
+    the identification tests across every setting and both pattern
+    conditions, the Mann-Whitney tests across every item and both pattern
+    conditions, and the Wilcoxon tests likewise. With only ``pattern`` and
+    ``no_pattern`` this is the correction across settings (or items) of the
+    reference design.
 
     References
     ----------
     .. [1] Hedderich et al. (2025). What's the Difference? Supporting Users
        in Identifying the Effects of Prompt and Model Changes Through Token
        Patterns. ACL 2025.
+    .. [2] Holm, S. (1979). A simple sequentially rejective multiple test
+       procedure. *Scandinavian Journal of Statistics*, 6(2), 65-70.
 
     Examples
     --------
@@ -236,20 +344,20 @@ def compute_results(
     alpha = stats._check_alpha(alpha)
     resp, survey = data.responses, data.survey
     settings = sorted(resp["setting"].unique())
+    conditions = _present(resp["condition"], RESPONSE_CONDITIONS)
+    treatments = _treatments(conditions)
 
-    identification, with_distractors = {}, {}
+    identification = {t: {} for t in PATTERN_CONDITIONS}
     for setting in settings:
         rows = resp[resp["setting"] == setting]
-        groups = {c: rows.loc[rows["condition"] == c, "identified"] for c in rows["condition"].unique()}
-        base = groups["no_pattern"]
-        for treatment, target in (("pattern", identification), (_DISTRACTORS, with_distractors)):
-            if treatment not in groups:
-                continue
+        base = rows.loc[rows["condition"] == BASELINE_CONDITION, "identified"]
+        for treatment in treatments:
+            group = rows.loc[rows["condition"] == treatment, "identified"]
             comparison = stats.compare_proportions(
-                int(groups[treatment].sum()), len(groups[treatment]), int(base.sum()), len(base),
+                int(group.sum()), len(group), int(base.sum()), len(base),
                 alternative=alternative, alpha=alpha,
             )
-            target[setting] = _comparison_dict(comparison, treatment)
+            identification[treatment][setting] = _comparison_dict(comparison, treatment)
 
     time_df = stats.time_on_task(resp)
     time_on_task = {
@@ -263,30 +371,24 @@ def compute_results(
         return {s: {r.condition: r.share for r in df[df["setting"] == s].itertuples()} for s in settings}
 
     per_condition = survey[survey["condition"].isin(LIKERT_CONDITIONS)]
+    survey_conditions = _present(per_condition["condition"], LIKERT_CONDITIONS)
+    survey_treatments = _treatments(survey_conditions)
     items = _ordered(per_condition["item"].unique(), DEFAULT_LIKERT_ALTERNATIVES)
     item_alternatives = _likert_alternatives(items, likert_alternatives)
-    likert, likert_paired, likert_distribution = {}, {}, {}
+    likert = {t: {} for t in PATTERN_CONDITIONS}
+    likert_paired = {t: {} for t in PATTERN_CONDITIONS}
+    likert_distribution = {}
     for item in items:
         answers = per_condition[per_condition["item"] == item]
         by_condition = {c: answers.loc[answers["condition"] == c].set_index("participant")["response"]
-                        for c in LIKERT_CONDITIONS}
-        mw = stats.mann_whitney(by_condition["pattern"].to_numpy(), by_condition["no_pattern"].to_numpy(),
-                                alternative=item_alternatives[item])
-        likert[item] = {"U": mw.u_val, "p": mw.p_val, "alternative": mw.alternative, "rbc": mw.rbc,
-                        "n_pattern": mw.n_pattern, "n_no_pattern": mw.n_no_pattern}
-        both = sorted(set(by_condition["pattern"].index) & set(by_condition["no_pattern"].index))
-        if both:
-            wx = stats.wilcoxon_paired(by_condition["pattern"].loc[both].to_numpy(),
-                                       by_condition["no_pattern"].loc[both].to_numpy(),
-                                       alternative=item_alternatives[item])
-            likert_paired[item] = {"W": wx.w_val, "p": wx.p_val, "alternative": wx.alternative,
-                                   "n_pairs": wx.n_pairs, "n_nonzero": wx.n_nonzero}
-        else:
-            likert_paired[item] = {"W": math.nan, "p": math.nan, "alternative": item_alternatives[item],
-                                   "n_pairs": 0, "n_nonzero": 0}
+                        for c in survey_conditions}
+        for treatment in survey_treatments:
+            likert[treatment][item], likert_paired[treatment][item] = _likert_comparison(
+                by_condition[treatment], by_condition[BASELINE_CONDITION], treatment,
+                item_alternatives[item])
         likert_distribution[item] = {
             c: {str(level): int((by_condition[c] == level).sum()) for level in _LIKERT_LEVELS}
-            for c in LIKERT_CONDITIONS
+            for c in survey_conditions
         }
 
     bg = survey[survey["condition"] == "background"]
@@ -296,26 +398,36 @@ def compute_results(
         background[item] = {**{str(level): int((values == level).sum()) for level in _LIKERT_LEVELS},
                             "n": len(values)}
 
-    holm = {
-        "identification": _holm_family(identification, alpha),
-        "identification_with_distractors": _holm_family(with_distractors, alpha),
-        "likert": _holm_family(likert, alpha),
-        "likert_paired": _holm_family(likert_paired, alpha),
-    }
+    sections = {}
+    for base, by_treatment in (("identification", identification), ("likert", likert),
+                               ("likert_paired", likert_paired)):
+        for treatment in PATTERN_CONDITIONS:
+            sections[section_name(base, treatment)] = by_treatment[treatment]
+    holm: dict[str, dict] = {}
+    for family in HOLM_FAMILIES.values():
+        holm.update(_holm_family({name: sections[name] for name in family}, alpha))
+    holm = {name: holm[name] for name in sections}
+
     n_excluded = int(sum(data.exclusions.values()))
     return {
-        "identification": identification,
-        "likert": likert,
+        "identification": sections["identification"],
+        "likert": sections["likert"],
         "time_on_task": time_on_task,
         "other_differences": shares("other_difference"),
         "exclusions": dict(data.exclusions),
         "input_sha256": data.input_sha256,
-        "identification_with_distractors": with_distractors,
-        "likert_paired": likert_paired,
+        "identification_with_distractors": sections["identification_with_distractors"],
+        "likert_with_distractors": sections["likert_with_distractors"],
+        "likert_paired": sections["likert_paired"],
+        "likert_paired_with_distractors": sections["likert_paired_with_distractors"],
         "holm": holm,
         "no_difference": shares("no_difference"),
         "likert_distribution": likert_distribution,
         "background": background,
+        "design": {"settings": settings, "conditions": conditions,
+                   "compared": [[t, BASELINE_CONDITION] for t in treatments],
+                   "survey_conditions": survey_conditions,
+                   "survey_compared": [[t, BASELINE_CONDITION] for t in survey_treatments]},
         "participants": {"total": data.n_participants, "included": data.n_included,
                          "excluded": n_excluded},
         "input_files": dict(data.file_sha256),
@@ -356,8 +468,13 @@ def build_tables(results: Mapping, data: StudyData) -> dict[str, pd.DataFrame]:
           identified, other_difference and no_difference;
         - ``likert``: item, alternative, U, p, p_holm, rbc, n_pattern,
           n_no_pattern, median_pattern, median_no_pattern;
+        - ``likert_with_distractors``: the same with the
+          ``pattern_with_distractors`` answers (columns
+          ``n_pattern_with_distractors``, ``median_pattern_with_distractors``);
         - ``likert_paired``: item, alternative, W, p, p_holm, n_pairs,
           n_nonzero;
+        - ``likert_paired_with_distractors``: the same for the distractor
+          condition;
         - ``likert_distribution``: item, condition, response, count, share;
         - ``background``: item, response, count, share;
         - ``exclusions``: reason, participants.
@@ -422,23 +539,30 @@ def build_tables(results: Mapping, data: StudyData) -> dict[str, pd.DataFrame]:
         outcomes = df if outcomes is None else outcomes.merge(df, on=["setting", "condition", "n"])
 
     per_condition = survey[survey["condition"].isin(LIKERT_CONDITIONS)]
-    likert_rows = []
-    for item, r in results["likert"].items():
-        medians = {c: float(per_condition.loc[(per_condition["item"] == item)
-                                              & (per_condition["condition"] == c), "response"].median())
-                   for c in LIKERT_CONDITIONS}
-        likert_rows.append({"item": item, "alternative": r["alternative"], "U": r["U"], "p": r["p"],
-                            "p_holm": results["holm"]["likert"][item]["p_holm"], "rbc": r["rbc"],
-                            "n_pattern": r["n_pattern"], "n_no_pattern": r["n_no_pattern"],
-                            "median_pattern": medians["pattern"],
-                            "median_no_pattern": medians["no_pattern"]})
-    likert_cols = ["item", "alternative", "U", "p", "p_holm", "rbc", "n_pattern", "n_no_pattern",
-                   "median_pattern", "median_no_pattern"]
 
-    paired_rows = [{"item": item, "alternative": r["alternative"], "W": r["W"], "p": r["p"],
-                    "p_holm": results["holm"]["likert_paired"][item]["p_holm"],
-                    "n_pairs": r["n_pairs"], "n_nonzero": r["n_nonzero"]}
-                   for item, r in results["likert_paired"].items()]
+    def likert_rows(treatment: str) -> pd.DataFrame:
+        section = section_name("likert", treatment)
+        cols = ["item", "alternative", "U", "p", "p_holm", "rbc", f"n_{treatment}", "n_no_pattern",
+                f"median_{treatment}", "median_no_pattern"]
+        rows = []
+        for item, r in results[section].items():
+            medians = {c: float(per_condition.loc[(per_condition["item"] == item)
+                                                  & (per_condition["condition"] == c), "response"].median())
+                       for c in (treatment, BASELINE_CONDITION)}
+            rows.append({"item": item, "alternative": r["alternative"], "U": r["U"], "p": r["p"],
+                         "p_holm": results["holm"][section][item]["p_holm"], "rbc": r["rbc"],
+                         f"n_{treatment}": r[f"n_{treatment}"], "n_no_pattern": r["n_no_pattern"],
+                         f"median_{treatment}": medians[treatment],
+                         "median_no_pattern": medians[BASELINE_CONDITION]})
+        return pd.DataFrame(rows, columns=cols)
+
+    def paired_rows(treatment: str) -> pd.DataFrame:
+        section = section_name("likert_paired", treatment)
+        rows = [{"item": item, "alternative": r["alternative"], "W": r["W"], "p": r["p"],
+                 "p_holm": results["holm"][section][item]["p_holm"],
+                 "n_pairs": r["n_pairs"], "n_nonzero": r["n_nonzero"]}
+                for item, r in results[section].items()]
+        return pd.DataFrame(rows, columns=["item", "alternative", "W", "p", "p_holm", "n_pairs", "n_nonzero"])
 
     dist_rows = []
     for item, by_condition in results["likert_distribution"].items():
@@ -457,15 +581,17 @@ def build_tables(results: Mapping, data: StudyData) -> dict[str, pd.DataFrame]:
 
     return {
         "identification": comparison_rows("identification", "pattern"),
-        "identification_with_distractors": comparison_rows("identification_with_distractors", _DISTRACTORS),
+        "identification_with_distractors": comparison_rows(
+            section_name("identification", "pattern_with_distractors"), "pattern_with_distractors"),
         "identification_rates": pd.DataFrame(
             rates, columns=["setting", "condition", "n", "k", "rate", "ci_lo", "ci_hi"]),
         "identification_by_position": by_position[["setting", "position", "condition", "n", "k", "rate"]],
         "time_on_task": stats.time_on_task(resp),
         "outcomes": outcomes,
-        "likert": pd.DataFrame(likert_rows, columns=likert_cols),
-        "likert_paired": pd.DataFrame(
-            paired_rows, columns=["item", "alternative", "W", "p", "p_holm", "n_pairs", "n_nonzero"]),
+        "likert": likert_rows("pattern"),
+        "likert_with_distractors": likert_rows("pattern_with_distractors"),
+        "likert_paired": paired_rows("pattern"),
+        "likert_paired_with_distractors": paired_rows("pattern_with_distractors"),
         "likert_distribution": pd.DataFrame(
             dist_rows, columns=["item", "condition", "response", "count", "share"]),
         "background": pd.DataFrame(bg_rows, columns=["item", "response", "count", "share"]),

@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from .figures import AGREEMENT_LABELS, CONDITION_LABELS, FREQUENCY_LABELS, item_label
+from .pipeline import HOLM_FAMILIES, section_name
 
 __all__ = ["render_html", "render_markdown", "write_report"]
 
@@ -114,19 +115,28 @@ _PROPORTION_H1 = {
     "two-sided": "two-sided, alternative: the rates differ",
 }
 _RANK_H1 = {
-    "greater": "one-sided, alternative: answers for the setting with the pattern are higher",
-    "less": "one-sided, alternative: answers for the setting with the pattern are lower",
+    "greater": "one-sided, alternative: answers for the setting with {treat} are higher",
+    "less": "one-sided, alternative: answers for the setting with {treat} are lower",
     "two-sided": "two-sided, alternative: the answers differ",
 }
+#: How the report names each pattern condition in running text.
+_TREAT_WORDS = {"pattern": "the pattern", "pattern_with_distractors": "pattern and distractors"}
+
+
+def _family_size(results: Mapping, family: str) -> int:
+    """Number of defined tests in a Holm family (the m of the correction)."""
+    return sum(1 for section in HOLM_FAMILIES[family] for v in results["holm"][section].values()
+               if v["p"] is not None)
 
 
 # --------------------------------------------------------------------------
 # content
 # --------------------------------------------------------------------------
-def _identification_blocks(results: Mapping, section: str, treatment: str, treat_words: str) -> list:
+def _identification_blocks(results: Mapping, treatment: str) -> list:
+    section, treat_words = section_name("identification", treatment), _TREAT_WORDS[treatment]
     blocks: list = []
     family = results["holm"][section]
-    m = sum(1 for v in family.values() if v["p"] is not None)
+    m = _family_size(results, "identification")
     rows = []
     for setting, r in results[section].items():
         k, n = r[f"k_{treatment}"], r[f"n_{treatment}"]
@@ -147,7 +157,8 @@ def _identification_blocks(results: Mapping, section: str, treatment: str, treat
         else:
             parts.append(
                 f"z = {_num(r['z'])}, p = {_p(r['p'])}, n = {n} with and {r['n_no_pattern']} without; "
-                f"Holm-adjusted across the {m} setting(s): p = {_p(family[setting]['p_holm'])}. "
+                f"Holm-adjusted across the {m} identification test(s): "
+                f"p = {_p(family[setting]['p_holm'])}. "
             )
         parts.append(
             f"Cohen's h = {_num(r['cohens_h'])}. Fisher's exact test with the same alternative: "
@@ -162,6 +173,38 @@ def _identification_blocks(results: Mapping, section: str, treatment: str, treat
         ])
     blocks.append(_Table(["Setting", f"With {treat_words}", "Without pattern", "z", "p", "p (Holm)",
                          "Cohen's h", "Fisher p"], rows))
+    return blocks
+
+
+def _likert_blocks(results: Mapping, tables: Mapping[str, pd.DataFrame], treatment: str) -> list:
+    section = section_name("likert", treatment)
+    paired_section = section_name("likert_paired", treatment)
+    treat_words = _TREAT_WORDS[treatment]
+    table = tables[section].set_index("item")
+    m = _family_size(results, "likert")
+    blocks: list = []
+    rows = []
+    for item, r in results[section].items():
+        paired = results[paired_section][item]
+        med_t = table.loc[item, f"median_{treatment}"]
+        med_np = table.loc[item, "median_no_pattern"]
+        p_holm = results["holm"][section][item]["p_holm"]
+        blocks.append(_Para(
+            "Item ", _U(item), " (", _U(item_label(item)), f"), with {treat_words} versus without: "
+            f"Mann-Whitney U test, {_RANK_H1[r['alternative']].format(treat=treat_words)}: "
+            f"U = {_num(r['U'], 1)}, p = {_p(r['p'])}, n = {r[f'n_{treatment}']} with and "
+            f"{r['n_no_pattern']} without the pattern; rank-biserial correlation = {_num(r['rbc'])} (positive: "
+            f"higher with {treat_words}); median {med_t:g} with and {med_np:g} without. Holm-adjusted "
+            f"across the {m} Mann-Whitney test(s): p = {_p(p_holm)}. "
+            f"Wilcoxon signed-rank test on {paired['n_pairs']} pairs "
+            f"({paired['n_nonzero']} non-zero differences), same alternative: "
+            + (f"W = {_num(paired['W'], 1)}, p = {_p(paired['p'])}."
+               if paired["p"] is not None else "undefined (no non-zero difference).")))
+        rows.append([_U(item), r["alternative"], _num(r["U"], 1), _p(r["p"]), _p(p_holm), _num(r["rbc"]),
+                     str(r[f"n_{treatment}"]), str(r["n_no_pattern"]), _num(paired["W"], 1),
+                     _p(paired["p"])])
+    blocks.append(_Table(["Item", "Alternative", "U", "p", "p (Holm)", "rbc", f"n with {treat_words}",
+                         "n without", "Wilcoxon W", "Wilcoxon p"], rows))
     return blocks
 
 
@@ -183,7 +226,7 @@ def _blocks(results: Mapping, tables: Mapping[str, pd.DataFrame]) -> list:
         _Heading(2, "Participants and exclusions"),
         _Para(f"{part['total']} participants appear in the data; {part['excluded']} were excluded and "
              f"{part['included']} are analysed. An excluded participant is removed from every test and "
-             "every descriptive statistic, in both settings and in the survey."),
+             "every descriptive statistic, in every setting and in the survey."),
     ]
     if results["exclusions"]:
         blocks.append(_Table(["Reason", "Participants"],
@@ -192,22 +235,29 @@ def _blocks(results: Mapping, tables: Mapping[str, pd.DataFrame]) -> list:
         blocks.append(_Para("No participant was excluded."))
 
     # identification
+    design = results["design"]
+    condition_words = ", ".join(CONDITION_LABELS.get(c, c) for c in design["conditions"])
     blocks += [
         _Heading(2, "Identification of the target difference"),
-        _Para("Share of participants whose answer identified the target difference, per setting, with "
-             "and without the token pattern."),
-        *_identification_blocks(results, "identification", "pattern", "the pattern"),
-        _Fig("identification_rate", "Identification rate by setting and condition, with 95% Wilson "
-            "confidence intervals; k/n above each bar."),
+        _Para(f"Share of participants whose answer identified the target difference, per setting "
+             f"({len(design['settings'])}) and condition ({condition_words}). Each condition with a "
+             "pattern box is compared with the condition without one."),
     ]
+    if results["identification"]:
+        blocks += _identification_blocks(results, "pattern")
     if results["identification_with_distractors"]:
+        if results["identification"]:
+            blocks.append(_Heading(3, "Pattern with distractors"))
         blocks += [
-            _Heading(3, "Pattern with distractors"),
-            _Para("Settings that also had a condition with the target pattern mixed with distractor "
-                 "patterns; that group is compared with the group without any pattern."),
-            *_identification_blocks(results, "identification_with_distractors",
-                                    "pattern_with_distractors", "pattern and distractors"),
+            _Para("The condition in which the target pattern was shown together with distractor "
+                 "patterns, compared with the condition without any pattern."),
+            *_identification_blocks(results, "pattern_with_distractors"),
         ]
+    if not design["compared"]:
+        blocks.append(_Para("No test: the data need a condition without a pattern and at least one "
+                           "with a pattern to compare. Only the rates are shown."))
+    blocks.append(_Fig("identification_rate", "Identification rate by setting and condition, with 95% "
+                                              "Wilson confidence intervals; k/n above each bar."))
 
     # time on task
     blocks += [
@@ -234,36 +284,21 @@ def _blocks(results: Mapping, tables: Mapping[str, pd.DataFrame]) -> list:
 
     # survey
     blocks.append(_Heading(2, "Post-task survey"))
-    likert_table = tables["likert"].set_index("item") if not tables["likert"].empty else None
-    if results["likert"]:
-        m = sum(1 for v in results["holm"]["likert"].values() if v["p"] is not None)
+    if design["survey_compared"]:
         blocks.append(_Para(
-            "Each participant rated, once for the setting with the pattern and once for the setting "
-            f"without it, 5-point items from {AGREEMENT_LABELS[0]} (1) to {AGREEMENT_LABELS[-1]} (5). "
-            "The answers are compared with a Mann-Whitney U test (ordinal data; scipy, with continuity "
-            "correction), as in the reference study, and, as a within-subject check, with a Wilcoxon "
-            "signed-rank test on participants who answered both."))
-        rows = []
-        for item, r in results["likert"].items():
-            paired = results["likert_paired"][item]
-            med_p = likert_table.loc[item, "median_pattern"]
-            med_np = likert_table.loc[item, "median_no_pattern"]
-            blocks.append(_Para(
-                "Item ", _U(item), " (", _U(item_label(item)), "): Mann-Whitney U test, "
-                f"{_RANK_H1[r['alternative']]}: U = {_num(r['U'], 1)}, p = {_p(r['p'])}, "
-                f"n = {r['n_pattern']} with and {r['n_no_pattern']} without the pattern; rank-biserial "
-                f"correlation = {_num(r['rbc'])} (positive: higher with the pattern); median {med_p:g} "
-                f"with and {med_np:g} without. Holm-adjusted across the {m} item(s): "
-                f"p = {_p(results['holm']['likert'][item]['p_holm'])}. "
-                f"Wilcoxon signed-rank test on {paired['n_pairs']} pairs "
-                f"({paired['n_nonzero']} non-zero differences), same alternative: "
-                + (f"W = {_num(paired['W'], 1)}, p = {_p(paired['p'])}."
-                   if paired["p"] is not None else "undefined (no non-zero difference).")))
-            rows.append([_U(item), r["alternative"], _num(r["U"], 1), _p(r["p"]),
-                         _p(results["holm"]["likert"][item]["p_holm"]), _num(r["rbc"]),
-                         str(r["n_pattern"]), str(r["n_no_pattern"]), _num(paired["W"], 1), _p(paired["p"])])
-        blocks.append(_Table(["Item", "Alternative", "U", "p", "p (Holm)", "rbc", "n with", "n without",
-                             "Wilcoxon W", "Wilcoxon p"], rows))
+            "Each participant rated, once for each condition they saw, 5-point items from "
+            f"{AGREEMENT_LABELS[0]} (1) to {AGREEMENT_LABELS[-1]} (5). For each condition with a pattern "
+            "box, the answers are compared with those about the task without one, with a Mann-Whitney U "
+            "test (ordinal data; scipy, with continuity correction), as in the reference study, and, as "
+            "a within-subject check, with a Wilcoxon signed-rank test on participants who answered "
+            "both."))
+        for treatment in (c for c, _ in design["survey_compared"]):
+            if treatment != "pattern" and len(design["survey_compared"]) > 1:
+                blocks.append(_Heading(3, "Survey: pattern with distractors"))
+            blocks += _likert_blocks(results, tables, treatment)
+    elif results["likert_distribution"]:
+        blocks.append(_Para("No test: the survey needs answers about a task without a pattern and about "
+                           "one with a pattern to compare. Only the distributions are shown."))
     else:
         blocks.append(_Para("No per-condition survey answers from included participants."))
     blocks.append(_Fig("likert", "Survey answers by condition as diverging stacked bars: disagreement "
@@ -290,13 +325,14 @@ def _blocks(results: Mapping, tables: Mapping[str, pd.DataFrame]) -> list:
             ["Identification: statsmodels ", _C("proportions_ztest"), " (pooled variance), Wilson intervals (",
              _C("proportion_confint(method='wilson')"), f", {100 * (1 - params['alpha']):.0f}%), Cohen's h (",
              _C("proportion_effectsize"), "), scipy ", _C("fisher_exact"), "."],
-            ["Survey: scipy ", _C("mannwhitneyu(x=pattern, y=no_pattern)"),
+            ["Survey: scipy ", _C("mannwhitneyu(x=with_pattern, y=no_pattern)"),
              "; rank-biserial correlation 2U/(n1 n2) - 1 (Kerby 2014); scipy ", _C("wilcoxon"),
              (" on per-participant pairs, zero differences dropped; W is the rank sum of positive differences "
               "(pattern minus no pattern) for one-sided tests and the smaller rank sum for two-sided tests.")],
             ["Holm correction (statsmodels ", _C("multipletests(method='holm')"),
-             (f", alpha = {params['alpha']}) within each family: identification tests across settings, "
-              "distractor tests across settings, Mann-Whitney tests across items, Wilcoxon tests across items. "
+             (f", alpha = {params['alpha']}) within each family: the identification tests across every "
+              "setting and every pattern condition compared with no pattern, the Mann-Whitney tests across "
+              "every item and pattern condition, and the Wilcoxon tests likewise. "
               "Reported p-values are unadjusted unless marked Holm.")],
             ["Software: " + ", ".join(f"{name} {version}" for name, version in sw.items()) + "."],
             ["Tables behind every number are in ", _C("tables/"), "; all numbers are in ", _C("results.json"), "."],

@@ -47,7 +47,8 @@ def simulate_export(directory: Path, *, n_participants: int = 40, seed: int = 7,
     """Write a realistic ``responses.csv`` + ``survey.csv`` for a simulated run of the reference study.
 
     Participants cycle through the 4 cells. With ``distractors`` every 5th
-    participant's pattern setting uses ``pattern_with_distractors`` instead.
+    participant's pattern setting uses ``pattern_with_distractors`` instead,
+    and their survey answers are about that condition.
     """
     rng = np.random.default_rng(seed)
     directory.mkdir(parents=True, exist_ok=True)
@@ -77,7 +78,10 @@ def simulate_export(directory: Path, *, n_participants: int = 40, seed: int = 7,
                 row["other_difference"] = int(rng.random() < 0.4)
                 row["no_difference"] = int(not row["identified"] and rng.random() < 0.3)
             responses.append(row)
-        for condition, shift in (("pattern", 1), ("no_pattern", 0)):
+        # Each participant rates the conditions they saw, as the platform's survey asks.
+        seen = {r["condition"] for r in responses if r["participant"] == pid}
+        treated = "pattern_with_distractors" if "pattern_with_distractors" in seen else "pattern"
+        for condition, shift in ((treated, 1), ("no_pattern", 0)):
             for item, base in (("ease", 3), ("effort", 3), ("confidence", 3)):
                 value = base + (shift if item != "effort" else -shift) + int(rng.integers(-1, 2))
                 survey.append({"participant": pid, "condition": condition, "item": item,

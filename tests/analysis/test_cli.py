@@ -19,7 +19,8 @@ from .conftest import simulate_export
 REPO = Path(__file__).resolve().parents[2]
 TABLES = {
     "identification", "identification_with_distractors", "identification_rates", "identification_by_position",
-    "time_on_task", "outcomes", "likert", "likert_paired", "likert_distribution", "background", "exclusions",
+    "time_on_task", "outcomes", "likert", "likert_with_distractors", "likert_paired", "likert_paired_with_distractors",
+    "likert_distribution", "background", "exclusions",
 }
 FIGURES = {"identification_rate", "likert", "background"}
 

@@ -191,7 +191,8 @@ def test_time_and_position_are_checked(small_export):
         ({"response": "6"}, r"'response' must be a whole number from 1 to 5: line 2 \(participant 'A', item 'ease'\): '6'"),
         ({"response": "4.5"}, r"'response' must be a whole number from 1 to 5"),
         ({"condition": "baseline"},
-         r"survey\.csv: unknown condition value\(s\) \(allowed: pattern, no_pattern, background\): line 2 .*'baseline'"),
+         r"survey\.csv: unknown condition value\(s\) \(allowed: pattern, no_pattern, pattern_with_distractors, "
+         r"background\): line 2 .*'baseline'"),
         ({"participant": "Z"}, r"survey\.csv: participant\(s\) not found in responses\.csv: line 2 \(participant 'Z'"),
     ],
 )
@@ -263,3 +264,50 @@ def test_prepare_data_accepts_dataframes_with_numbers_and_nan():
     responses.iloc[2, responses.columns.get_loc("identified")] = np.nan
     with pytest.raises(AnalysisInputError, match=r"annotated first \(or the participant excluded\): row 3 \(participant 'B'"):
         prepare_data(responses.reset_index(drop=True), pd.DataFrame(survey_rows()))
+
+
+def test_export_without_rows_says_there_are_no_answers_yet(small_export):
+    """A responses.csv with only its header (a study nobody answered yet) gets a clear message."""
+    with pytest.raises(AnalysisInputError,
+                       match=r"^responses\.csv has no rows: no participant has answered a main task yet"):
+        load_export(small_export([], []))
+
+
+def test_formula_guard_quote_is_removed_before_validation(tmp_path):
+    """Cells the export prefixed with ' (formula guard) are read back as the original text."""
+    reason = "=cmd|' /C calc'!A0"
+    rows = base_rows() + [resp("E", "doctor", "pattern", excluded=1, reason=reason),
+                          resp("E", "farming", "no_pattern", excluded=1, reason=reason)]
+    for row in rows:
+        if row["setting"] == "farming":
+            row["setting"] = "-farming"  # a slug may begin with "-"
+    guarded = [{k: (f"'{v}" if isinstance(v, str) and v[:1] in "=+-@'" else v) for k, v in r.items()}
+               for r in rows]
+    survey = [dict(r, item="'quoted") if r["item"] == "ease" else r for r in survey_rows()]
+    guarded_survey = [dict(r, item="''quoted") if r["item"] == "'quoted" else r for r in survey]
+    write_csv(tmp_path / "responses.csv", RESPONSE_HEADER, guarded)
+    write_csv(tmp_path / "survey.csv", SURVEY_HEADER, guarded_survey)
+    assert "'-farming" in (tmp_path / "responses.csv").read_text(encoding="utf-8")
+    data = load_export(tmp_path)
+    assert set(data.responses["setting"]) == {"doctor", "-farming"}
+    assert data.exclusions == {reason: 1}
+    assert set(data.survey["item"]) == {"'quoted", "llm_use"}
+
+
+def test_survey_condition_nobody_saw_is_refused(small_export):
+    """Survey answers about a condition that no response row has are refused, naming it."""
+    survey = survey_rows() + [{"participant": "A", "condition": "pattern_with_distractors", "item": "ease",
+                               "response": 3}]
+    with pytest.raises(AnalysisInputError,
+                       match=r"condition\(s\) 'pattern_with_distractors' occur in the survey but in no row"):
+        load_export(small_export(base_rows(), survey))
+
+
+def test_every_condition_of_the_design_needs_a_group_in_every_setting(small_export):
+    """With the distractor condition in the design, a setting without that group is named."""
+    rows = base_rows() + [resp("C", "doctor", "pattern_with_distractors"), resp("C", "farming", "no_pattern")]
+    with pytest.raises(AnalysisInputError,
+                       match="setting 'farming' has no included participants in condition "
+                             "'pattern_with_distractors'; every setting needs 'pattern', 'no_pattern' and "
+                             "'pattern_with_distractors' groups"):
+        load_export(small_export(rows, []))

@@ -8,12 +8,18 @@ import math
 import statistics
 from statistics import NormalDist
 
+import numpy as np
+import pandas as pd
 import pytest
+from scipy.stats import mannwhitneyu
+from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.proportion import proportions_ztest
 
-from analysis import AnalysisInputError, compute_results, load_export, to_json
+from analysis import AnalysisInputError, compute_results, load_export, run_analysis, to_json
 from analysis.inputs import prepare_data
+from analysis.pipeline import build_tables
 
-from .conftest import simulate_export
+from .conftest import RESPONSE_HEADER, SURVEY_HEADER, simulate_export, write_csv
 
 REQUIRED_IDENTIFICATION_KEYS = {
     "n_no_pattern", "n_pattern", "k_no_pattern", "k_pattern", "rate_no_pattern", "rate_pattern", "z", "p",
@@ -155,3 +161,86 @@ def test_undefined_statistics_become_json_null():
     assert parsed["time_on_task"]["doctor"]["pattern"]["sd_s"] is None
     assert parsed["likert"] == {} and parsed["background"] == {}
     assert parsed["input_sha256"] is None  # built from DataFrames, not files
+
+
+def _three_setting_frames(conditions=("pattern", "no_pattern"), n_participants=24, seed=11):
+    """Responses and survey of ``n_participants`` in 3 settings, conditions rotated over the settings.
+
+    With two conditions a participant sees one of them in two settings, as the platform's cells
+    do; the survey asks once per condition seen.
+    """
+    rng = np.random.default_rng(seed)
+    rate = {"pattern": 0.75, "pattern_with_distractors": 0.5, "no_pattern": 0.3}
+    responses, survey = [], []
+    for i in range(n_participants):
+        seen = set()
+        for j, setting in enumerate(("alpha", "beta", "gamma")):
+            condition = conditions[(i + j) % len(conditions)]
+            seen.add(condition)
+            responses.append({"participant": f"P{i}", "setting": setting, "condition": condition,
+                              "position": j + 1, "identified": int(rng.random() < rate[condition]),
+                              "other_difference": 0, "no_difference": 0,
+                              "time_on_task_ms": int(rng.integers(20_000, 200_000)),
+                              "excluded": 0, "exclusion_reason": ""})
+        for condition in sorted(seen):
+            survey.append({"participant": f"P{i}", "condition": condition, "item": "ease",
+                           "response": int(rng.integers(1, 6))})
+    return pd.DataFrame(responses), pd.DataFrame(survey)
+
+
+def test_three_settings_with_two_conditions_match_statsmodels():
+    """Three settings (one condition shown twice per participant) give one z-test per setting and Holm over 3."""
+    responses, survey = _three_setting_frames()
+    results = compute_results(prepare_data(responses, survey))
+    assert list(results["identification"]) == ["alpha", "beta", "gamma"]
+    p_values = []
+    for setting, r in results["identification"].items():
+        rows = responses[responses["setting"] == setting]
+        k = [int(rows.loc[rows["condition"] == c, "identified"].sum()) for c in ("pattern", "no_pattern")]
+        n = [int((rows["condition"] == c).sum()) for c in ("pattern", "no_pattern")]
+        z, p = proportions_ztest(k, n, alternative="larger")
+        assert (r["k_pattern"], r["n_pattern"], r["k_no_pattern"], r["n_no_pattern"]) == (k[0], n[0], k[1], n[1])
+        assert r["z"] == pytest.approx(z) and r["p"] == pytest.approx(p)
+        p_values.append(p)
+    for setting, adjusted in zip(results["identification"], multipletests(p_values, method="holm")[1]):
+        assert results["holm"]["identification"][setting]["p_holm"] == pytest.approx(adjusted)
+    assert results["identification_with_distractors"] == {} and results["likert_with_distractors"] == {}
+    ease = results["likert"]["ease"]
+    answers = {c: survey.loc[survey["condition"] == c, "response"].tolist() for c in ("pattern", "no_pattern")}
+    mw = mannwhitneyu(answers["pattern"], answers["no_pattern"], alternative="greater")
+    assert ease["U"] == pytest.approx(mw.statistic) and ease["p"] == pytest.approx(mw.pvalue)
+
+
+def test_holm_family_spans_both_pattern_conditions(tmp_path):
+    """With distractors, Holm corrects across every setting x pattern condition test, not per condition."""
+    results = compute_results(load_export(simulate_export(tmp_path / "d", distractors=True)))
+    keys = [(section, setting) for section in ("identification", "identification_with_distractors")
+            for setting in results[section]]
+    assert len(keys) == 4
+    adjusted = multipletests([results[s][k]["p"] for s, k in keys], method="holm")[1]
+    for (section, setting), p_holm in zip(keys, adjusted):
+        assert results["holm"][section][setting]["p_holm"] == pytest.approx(p_holm)
+    items = [(section, item) for section in ("likert", "likert_with_distractors") for item in results[section]]
+    assert len(items) == 6
+    adjusted = multipletests([results[s][i]["p"] for s, i in items], method="holm")[1]
+    for (section, item), p_holm in zip(items, adjusted):
+        assert results["holm"][section][item]["p_holm"] == pytest.approx(p_holm)
+
+
+@pytest.mark.parametrize("conditions", [("pattern",), ("pattern", "pattern_with_distractors")],
+                         ids=["one condition", "no no_pattern group"])
+def test_design_without_a_comparison_reports_rates_only(tmp_path, conditions):
+    """A design with nothing to compare against no_pattern runs: no tests, rates and a note in the report."""
+    responses, survey = _three_setting_frames(conditions, n_participants=6)
+    results = compute_results(prepare_data(responses, survey))
+    assert results["identification"] == {} and results["likert"] == {} and results["design"]["compared"] == []
+    rates = build_tables(results, prepare_data(responses, survey))["identification_rates"]
+    assert len(rates) == 3 * len(conditions)
+    export = tmp_path / "export"
+    export.mkdir()
+    write_csv(export / "responses.csv", RESPONSE_HEADER, responses.to_dict("records"))
+    write_csv(export / "survey.csv", SURVEY_HEADER, survey.to_dict("records"))
+    run_analysis(export, tmp_path / "out")
+    report = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert "No test: the data need a condition without a pattern" in report
+    assert "No test: the survey needs answers about a task without a pattern" in report
