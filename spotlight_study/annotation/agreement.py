@@ -12,6 +12,9 @@ Three statistics, each a :class:`Statistic` that is either a number or undefined
 - Krippendorff's alpha, nominal (``krippendorff.alpha(..., level_of_measurement="nominal")``),
   for any number of annotators with missing ratings.
 
+:func:`pairwise_agreement` gives the same three statistics for every pair of annotators and for
+each annotator against the final labels.
+
 Tags are not a single nominal value: :func:`tag_presence` turns tag sets into one present/absent
 array per tag, and each is compared on its own.
 """
@@ -241,6 +244,81 @@ def agreement(ratings: Ratings) -> Agreement:
         cohen_kappa=cohen_kappa(rows),
         krippendorff_alpha=krippendorff_alpha(rows),
     )
+
+
+@dataclass(frozen=True)
+class PairAgreement:
+    """Agreement of two raters on one label, over the items both rated.
+
+    ``rater_a``/``rater_b`` are the names passed in (e.g. annotator pseudonyms, or the name of
+    the reference such as ``final``); ``result`` holds percent agreement, Cohen's kappa and
+    Krippendorff's alpha of the two rows (see :func:`agreement`).
+    """
+
+    rater_a: str
+    rater_b: str
+    result: Agreement
+
+
+def pairwise_agreement(
+    ratings: Ratings,
+    raters: Sequence[str],
+    *,
+    reference: Sequence[Hashable | None] | None = None,
+    reference_name: str = "final",
+) -> list[PairAgreement]:
+    """Every pair of raters (annotator x annotator), then every rater against a reference.
+
+    Parameters
+    ----------
+    ratings : sequence of sequences, shape (n_annotators, n_items)
+        As for :func:`agreement`; ``None`` marks a missing rating.
+    raters : sequence of str, length n_annotators
+        The name of each row.
+    reference : sequence, length n_items, optional
+        A reference row such as the final (agreed or adjudicated) labels, ``None`` where an
+        item has none. Each rater is compared with it as if it were a second rater.
+    reference_name : str
+        The name of the reference row in the result.
+
+    Returns
+    -------
+    list of PairAgreement
+        Pairs ``(raters[i], raters[j])`` for ``i < j`` in the order of ``raters``, then
+        ``(raters[i], reference_name)``; only pairs that rated at least one item in common.
+
+    Raises
+    ------
+    ValueError
+        If the rows are invalid (see :func:`agreement`), ``raters`` does not name every row,
+        or ``reference`` has another length.
+
+    Notes
+    -----
+    Each pair's Cohen's kappa is ``sklearn.metrics.cohen_kappa_score`` over the items both
+    rated, as in :func:`cohen_kappa`; pairwise kappas are the annotator x annotator view of
+    tools such as INCEpTION. Against the final labels a kappa is optimistic for annotators whose
+    labels made the final label (an agreed final label equals theirs).
+    """
+    rows = _validate(ratings)
+    if len(raters) != len(rows):
+        raise ValueError(f"raters names {len(raters)} rows, ratings has {len(rows)}.")
+    pairs = [
+        (raters[i], raters[j], rows[i], rows[j])
+        for i in range(len(rows))
+        for j in range(i + 1, len(rows))
+    ]
+    if reference is not None:
+        ref = _validate([reference])[0]
+        if len(ref) != len(rows[0]):
+            raise ValueError("reference must have one entry per item (the length of each row).")
+        pairs += [(raters[i], reference_name, rows[i], ref) for i in range(len(rows))]
+    out = []
+    for name_a, name_b, row_a, row_b in pairs:
+        if not any(a is not None and b is not None for a, b in zip(row_a, row_b, strict=True)):
+            continue
+        out.append(PairAgreement(name_a, name_b, agreement([row_a, row_b])))
+    return out
 
 
 def tag_presence(

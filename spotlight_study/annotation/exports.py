@@ -7,10 +7,10 @@ pseudonym (``p_`` + 16 hex digits, as in ``responses.csv``).
 
 from __future__ import annotations
 
-import csv
 import io
 from pathlib import Path
 
+from spotlight_study.csvsafe import SafeDictWriter
 from spotlight_study.participation.selectors import participant_pseudonym
 from spotlight_study.studies.models import Study
 
@@ -21,6 +21,7 @@ from .selectors import (
     item_status,
     items_with_labels,
 )
+from .services import items_sync
 
 ANNOTATIONS_COLUMNS = ["item", "setting", "annotator", "field", "value", "revision", "saved_at"]
 FINAL_LABELS_COLUMNS = [
@@ -43,6 +44,9 @@ FINAL_LABELS_COLUMNS = [
 AGREEMENT_COLUMNS = [
     "field",
     "scope",
+    "comparison",
+    "rater_a",
+    "rater_b",
     "n_items",
     "n_annotators",
     "n_ratings",
@@ -90,11 +94,13 @@ def annotations_rows(*, study: Study) -> list[dict]:
 
 
 def final_label_rows(*, study: Study) -> list[dict]:
-    """One row per item, joined to participant pseudonym, setting, kind and condition.
+    """One row per saved answer (item), joined to participant pseudonym, setting, kind and
+    condition. Answers without an item get one first (:func:`~.services.items_sync`).
 
     ``status`` is ``final``, ``needs_adjudication`` or ``in_progress``; the label columns are
     empty unless final. ``other_difference`` is 1 when the final label has at least one tag.
     """
+    items_sync(study=study)  # every saved answer is a row, also before anyone opened it
     k = study.annotators_per_item
     items = list(items_with_labels(study=study).select_related("response__participant"))
     rows = []
@@ -129,7 +135,9 @@ def _stat(stat) -> tuple[str, str]:
 
 
 def agreement_rows(*, study: Study) -> list[dict]:
-    """One row per label and scope (see :func:`~.selectors.agreement_report`).
+    """One row per label, scope and comparison (see :func:`~.selectors.agreement_report`):
+    ``comparison`` ``all`` (every annotator), ``pair`` (``rater_a`` x ``rater_b``, annotator
+    pseudonyms) or ``vs_final`` (``rater_a`` against ``final``).
 
     An undefined statistic has an empty value and its reason in the ``*_note`` column.
     """
@@ -139,6 +147,9 @@ def agreement_rows(*, study: Study) -> list[dict]:
         row = {
             "field": r.field,
             "scope": r.scope,
+            "comparison": r.comparison,
+            "rater_a": r.rater_a,
+            "rater_b": r.rater_b,
             "n_items": a.n_items,
             "n_annotators": a.n_annotators,
             "n_ratings": a.n_ratings,
@@ -160,7 +171,7 @@ def export_csv_text(*, study: Study, name: str) -> str:
     """One export as CSV text. ``name`` is one of :data:`EXPORTS`; raises ``KeyError`` otherwise."""
     columns, build = _BUILDERS[name]
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=columns)
+    writer = SafeDictWriter(buffer, fieldnames=columns)
     writer.writeheader()
     writer.writerows(build(study=study))
     return buffer.getvalue()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from django import forms
 
+from spotlight_study.studies.schema import normalize_tag
+
 from .models import Exclusion
 from .services import LabelInput
 
@@ -24,7 +26,9 @@ class LabelForm(forms.Form):
     """One label: three yes/no questions, codebook tags, new tags and the exclusion.
 
     ``codebook`` (the setting's tags) gives the tag choices. Yes/no questions have no default, so
-    an unanswered question is an error rather than a silent "no".
+    an unanswered question is an error rather than a silent "no". ``base_revision`` (hidden)
+    carries the revision of the annotator's label the page showed, so that a save from an older
+    page (a second tab) is caught instead of overwriting (see ``services.label_save``).
     """
 
     identified = _yes_no("Did the participant identify the target difference?")
@@ -52,6 +56,12 @@ class LabelForm(forms.Form):
         max_length=1000,
         widget=forms.Textarea(attrs={"rows": 2}),
     )
+    base_revision = forms.IntegerField(
+        required=False,
+        min_value=0,
+        widget=forms.HiddenInput,
+        error_messages={"invalid": "The page is damaged; reload it and label again."},
+    )
 
     def __init__(self, *args, codebook: tuple[str, ...] | list[str], **kwargs):
         super().__init__(*args, **kwargs)
@@ -69,6 +79,19 @@ class LabelForm(forms.Form):
             "tags": list(label["tags"]),
             "exclusion": label["exclusion"],
             "exclusion_note": label["exclusion_note"],
+        }
+
+    def label_dict(self) -> dict:
+        """The submitted label in the shape of ``label_dict()`` (new tags merged into ``tags``);
+        call after ``is_valid()``."""
+        label = self.label_input()
+        return {
+            "identified": label.identified,
+            "surface_difference": label.surface_difference,
+            "no_difference": label.no_difference,
+            "tags": sorted({normalize_tag(t) for t in [*label.tags, *label.new_tags]}),
+            "exclusion": label.exclusion,
+            "exclusion_note": label.exclusion_note.strip(),
         }
 
     def label_input(self) -> LabelInput:

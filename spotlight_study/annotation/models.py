@@ -155,13 +155,15 @@ class Assignment(models.Model):
     are never more than ``study.annotators_per_item`` of them (checked under the pool lock), and
     never two rows for one annotator and item (unique constraint), so nobody labels an item
     twice. A reservation that expired is ``released``: its place is free again (the same
-    annotator may get it back later, on the same row).
+    annotator may get it back later, on the same row). A ``skipped`` reservation frees its place
+    too, and comes back to the annotator only after every other item open to them.
     """
 
     class State(models.TextChoices):
         RESERVED = "reserved", "Reserved"
         SUBMITTED = "submitted", "Submitted"
         RELEASED = "released", "Released after the timeout"
+        SKIPPED = "skipped", "Skipped by the annotator"
 
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="assignments")
     annotator = models.ForeignKey(

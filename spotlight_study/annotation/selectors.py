@@ -15,6 +15,8 @@ from datetime import datetime
 from django.db.models import Count, Prefetch, Q, QuerySet
 from django.utils import timezone
 
+from spotlight_study.participation import flags as quality_flags
+from spotlight_study.participation.models import Participant
 from spotlight_study.studies.models import Setting, Study
 
 from . import agreement as agreement_stats
@@ -30,8 +32,9 @@ from .models import (
 
 
 def answer_digest(text: str) -> str:
-    """SHA-256 (hex) of an answer with whitespace collapsed and case folded."""
-    return hashlib.sha256(" ".join(text.split()).casefold().encode()).hexdigest()
+    """SHA-256 (hex) of an answer in the form that counts for ``identical_answer``
+    (:func:`spotlight_study.participation.flags.normalize_answer`)."""
+    return hashlib.sha256(quality_flags.normalize_answer(text).encode()).hexdigest()
 
 
 def queue_order_key(*, order_seed: int, public_id: str) -> str:
@@ -56,9 +59,9 @@ class BlindItem:
 
     ``group1``/``group2`` are the setting's texts in definition order (never a participant's
     shuffled order). ``paste_chars`` is the number of characters pasted into the answer box (as
-    reported by the browser); ``very_short_time`` is true if the answer came faster than the
-    study's ``short_time_flag_seconds`` (the time itself is not shown); ``identical_answer`` is
-    true if another answer of the same kind (training or main) has the same text.
+    reported by the browser). ``very_short_time``, ``long_time_hidden`` and ``identical_answer``
+    are the answer's flags as defined in :mod:`spotlight_study.participation.flags` (the times
+    themselves are not shown); the participant-level ``failed_instruction_check`` is never shown.
     """
 
     id: str
@@ -71,22 +74,43 @@ class BlindItem:
     answer: str
     paste_chars: int
     very_short_time: bool
+    long_time_hidden: bool
     identical_answer: bool
     codebook: tuple[str, ...]
 
 
 def blind_item(item: Item) -> BlindItem:
-    """The annotator's view of ``item`` (two extra queries: codebook and identical answers)."""
+    """The annotator's view of ``item`` (two extra queries: codebook and identical answers).
+
+    ``identical_answer`` compares the item with the other items of the same kind (training or
+    main) in the same population (pilot items with pilot items, real with real), as the export
+    does with its rows.
+    """
     response = item.response
     setting = item.setting
     study = item.study
-    ms = response.time_on_task_ms
+    same_population = Participant.objects.filter(pk=response.participant_id).values("is_pilot")[:1]
     identical = (
         Item.objects.filter(
-            study_id=item.study_id, answer_digest=item.answer_digest, setting__kind=setting.kind
+            study_id=item.study_id,
+            answer_digest=item.answer_digest,
+            setting__kind=setting.kind,
+            response__participant__is_pilot=same_population,
         )
         .exclude(pk=item.pk)
         .exists()
+    )
+    flags = quality_flags.answer_flags(
+        quality_flags.AnswerEvidence(
+            answer=response.answer,
+            time_on_task_ms=response.time_on_task_ms,
+            paste_count=response.paste_count,
+            paste_chars=response.paste_chars,
+            hidden_ms=response.hidden_ms,
+        ),
+        short_time_flag_seconds=study.short_time_flag_seconds,
+        identical=identical,
+        include_instruction_check=False,
     )
     return BlindItem(
         id=item.public_id,
@@ -98,8 +122,9 @@ def blind_item(item: Item) -> BlindItem:
         surface_difference=setting.surface_difference,
         answer=response.answer,
         paste_chars=response.paste_chars,
-        very_short_time=ms is not None and ms < study.short_time_flag_seconds * 1000,
-        identical_answer=identical,
+        very_short_time=quality_flags.VERY_SHORT_TIME in flags,
+        long_time_hidden=quality_flags.LONG_TIME_HIDDEN in flags,
+        identical_answer=quality_flags.IDENTICAL_ANSWER in flags,
         codebook=tuple(codebook(setting)),
     )
 
@@ -110,7 +135,8 @@ def item_queryset() -> QuerySet[Item]:
 
 
 def annotation_studies() -> QuerySet[Study]:
-    """Studies with at least one saved answer (items are made from them on demand), by title."""
+    """Studies with at least one saved answer (each becomes an item when a queue, export or
+    import reads the study: :func:`~.services.items_sync`), by title."""
     return (
         Study.objects.filter(participants__responses__answered_at__isnull=False)
         .distinct()
@@ -134,7 +160,6 @@ def annotator_queue(*, study: Study, annotator, now: datetime | None = None) -> 
         ``available``: number of items that still need an annotator and are not theirs.
     """
     now = now or timezone.now()
-    k = study.annotators_per_item
     mine = Assignment.objects.filter(item__study=study, annotator=annotator)
     open_ = (
         mine.filter(state=Assignment.State.RESERVED, expires_at__gt=now)
@@ -147,17 +172,45 @@ def annotator_queue(*, study: Study, annotator, now: datetime | None = None) -> 
         .order_by("-updated_at")
         .values_list("item__public_id", "updated_at")
     ]
+    return {"open": open_, "labeled": labeled, "available": _available_to(study, annotator, now)}
+
+
+def _available_to(study: Study, annotator, now: datetime) -> int:
+    """Items with a free place that the annotator does not hold (skipped ones count as open)."""
     active = Q(assignments__state=Assignment.State.SUBMITTED) | Q(
         assignments__state=Assignment.State.RESERVED, assignments__expires_at__gt=now
     )
-    available = (
+    held = Assignment.objects.filter(item__study=study, annotator=annotator).exclude(
+        state__in=(Assignment.State.RELEASED, Assignment.State.SKIPPED)
+    )
+    return (
         Item.objects.filter(study=study)
-        .exclude(pk__in=mine.exclude(state=Assignment.State.RELEASED).values("item_id"))
+        .exclude(pk__in=held.values("item_id"))
         .annotate(n=Count("assignments", filter=active))
-        .filter(n__lt=k)
+        .filter(n__lt=study.annotators_per_item)
         .count()
     )
-    return {"open": open_, "labeled": labeled, "available": available}
+
+
+def annotator_progress(*, study: Study, annotator, now: datetime | None = None) -> dict:
+    """The annotator's progress for the item page, e.g. ``{"labeled": 12, "total": 80}``.
+
+    ``labeled``: items they labeled; ``total``: ``labeled`` plus their open reservations plus
+    the items still open to them (as on the queue page). ``total`` can shrink while others label.
+    """
+    now = now or timezone.now()
+    labeled = Annotation.objects.filter(item__study=study, annotator=annotator).count()
+    reserved = (
+        Assignment.objects.filter(
+            item__study=study,
+            annotator=annotator,
+            state=Assignment.State.RESERVED,
+            expires_at__gt=now,
+        )
+        .exclude(item__annotations__annotator=annotator)
+        .count()
+    )
+    return {"labeled": labeled, "total": labeled + reserved + _available_to(study, annotator, now)}
 
 
 # --- final labels and adjudication -----------------------------------------------------------
@@ -237,6 +290,72 @@ def adjudication_item(*, study: Study, public_id: str, adjudicator) -> Item | No
     return item if status == "needs_adjudication" else None
 
 
+def agreed_initial(*, item: Item) -> tuple[dict, set[str]]:
+    """What the item's annotators agree on, to pre-fill the adjudication form.
+
+    Returns
+    -------
+    (dict, set)
+        Form initial data in the shape of :meth:`~.forms.LabelForm.initial_from`, holding only
+        the compared fields on which every annotation has the same value, and ``tags`` set to
+        the tags every annotator gave (a tag nobody gave stays unticked, which is agreement too);
+        a field they disagree on is ``None`` (left blank, so the adjudicator must choose). The
+        set names the compared fields they disagree on (``tags``: as sets).
+    """
+    annotations = list(Annotation.objects.filter(item=item))
+    initial: dict = {}
+    disagree: set[str] = set()
+    if not annotations:
+        return initial, disagree
+    for name in COMPARED_FIELDS:
+        if name == "tags":
+            sets = [set(a.tags) for a in annotations]
+            initial["tags"] = sorted(set.intersection(*sets))
+            if any(s != sets[0] for s in sets):
+                disagree.add("tags")
+            continue
+        values = {getattr(a, name) for a in annotations}
+        if len(values) == 1:
+            value = values.pop()
+            initial[name] = ("1" if value else "0") if isinstance(value, bool) else value
+        else:
+            initial[name] = None
+            disagree.add(name)
+    return initial, disagree
+
+
+#: Field names and the wording used when two versions of a label are shown side by side.
+_VERSION_FIELDS = (
+    ("identified", "Target identified"),
+    ("surface_difference", "Surface difference named"),
+    ("no_difference", "No difference claimed"),
+    ("tags", "Tags"),
+    ("exclusion", "Exclusion"),
+    ("exclusion_note", "Note"),
+)
+
+
+def label_versions(*, saved: dict, submitted: dict) -> list[dict]:
+    """Two versions of a label as rows ``{"name", "label", "saved", "submitted", "differs"}``.
+
+    ``saved`` and ``submitted`` are label dicts (:meth:`~.models.LabelFields.label_dict`);
+    values are shown as text (``yes``/``no``, tags joined by commas, ``-`` for nothing).
+    """
+
+    def text(name: str, value) -> str:
+        if isinstance(value, bool):
+            return "yes" if value else "no"
+        if name == "tags":
+            return ", ".join(sorted(value)) or "-"
+        return str(value) or "-"
+
+    rows = []
+    for name, label in _VERSION_FIELDS:
+        a, b = text(name, saved[name]), text(name, submitted[name])
+        rows.append({"name": name, "label": label, "saved": a, "submitted": b, "differs": a != b})
+    return rows
+
+
 def competing_labels(*, item: Item) -> list[dict]:
     """The item's annotations without annotator names, in a random but stable order.
 
@@ -257,31 +376,64 @@ def competing_labels(*, item: Item) -> list[dict]:
 
 @dataclass(frozen=True)
 class AgreementRow:
-    """Agreement on one label over a scope (``all`` items, or one setting's items)."""
+    """Agreement on one label over a scope (``all`` items, or one setting's items).
+
+    ``comparison`` is ``all`` (every annotator at once), ``pair`` (annotator ``rater_a`` x
+    annotator ``rater_b``) or ``vs_final`` (annotator ``rater_a`` against the final labels;
+    ``rater_b`` is ``final``). Raters are annotator pseudonyms; both are empty for ``all``.
+    """
 
     field: str
     scope: str
     result: agreement_stats.Agreement
+    comparison: str = "all"
+    rater_a: str = ""
+    rater_b: str = ""
 
 
-def agreement_report(*, study: Study) -> list[AgreementRow]:
+#: The label fields compared as one nominal value each (tags are compared one by one).
+SINGLE_VALUE_FIELDS = tuple(f for f in COMPARED_FIELDS if f != "tags")
+
+
+def agreement_report(*, study: Study, pairs_in_every_scope: bool = True) -> list[AgreementRow]:
     """Agreement per label: the booleans and the exclusion over all items and per setting, and
     each tag of each setting's codebook (present/absent) over that setting's items.
 
-    Raters are the study's annotators; an annotator who did not label an item is a missing
-    rating. See :mod:`spotlight_study.annotation.agreement` for the statistics.
+    For each label and scope: one row over all annotators, then one per pair of annotators who
+    labeled an item in common, then one per annotator against the final labels (items without
+    a final label are left out of those). Raters are the study's annotators; an annotator who
+    did not label an item is a missing rating. See :mod:`spotlight_study.annotation.agreement`
+    for the statistics.
+
+    ``pairs_in_every_scope=False`` keeps the pair and against-final rows of the single-value
+    labels over all items only (what the overview shows): the pairs grow with the square of the
+    number of annotators, at a few ms each.
     """
     items = list(items_with_labels(study=study))
     annotators = sorted({a.annotator_id for it in items for a in it.annotations.all()})
     if not annotators:
         return []
+    pseudonyms = annotator_pseudonyms(study=study)
+    names = [pseudonyms.get(u, f"annotator_?{u}") for u in annotators]
     by_item = [{a.annotator_id: a for a in it.annotations.all()} for it in items]
+    finals = [_final_or_none(it) for it in items]
     settings = list(Setting.objects.filter(study=study).order_by("kind", "position"))
     rows: list[AgreementRow] = []
+
+    def emit(field: str, scope: str, ratings: list, reference: list) -> None:
+        rows.append(AgreementRow(field, scope, agreement_stats.agreement(ratings)))
+        if not pairs_in_every_scope and (scope != "all" or field.startswith("tag:")):
+            return
+        for pair in agreement_stats.pairwise_agreement(ratings, names, reference=reference):
+            comparison = "vs_final" if pair.rater_b == "final" else "pair"
+            rows.append(
+                AgreementRow(field, scope, pair.result, comparison, pair.rater_a, pair.rater_b)
+            )
+
     scopes = [("all", list(range(len(items))))] + [
         (s.key, [i for i, it in enumerate(items) if it.setting_id == s.pk]) for s in settings
     ]
-    for field in (f for f in COMPARED_FIELDS if f != "tags"):
+    for field in SINGLE_VALUE_FIELDS:
         for scope, idx in scopes:
             if not idx:
                 continue
@@ -289,7 +441,8 @@ def agreement_report(*, study: Study) -> list[AgreementRow]:
                 [getattr(by_item[i][u], field) if u in by_item[i] else None for i in idx]
                 for u in annotators
             ]
-            rows.append(AgreementRow(field, scope, agreement_stats.agreement(ratings)))
+            reference = [None if finals[i] is None else getattr(finals[i], field) for i in idx]
+            emit(field, scope, ratings, reference)
     for s in settings:
         idx = [i for i, it in enumerate(items) if it.setting_id == s.pk]
         if not idx:
@@ -298,14 +451,61 @@ def agreement_report(*, study: Study) -> list[AgreementRow]:
             [by_item[i][u].tags if u in by_item[i] else None for i in idx] for u in annotators
         ]
         presence = agreement_stats.tag_presence(tag_sets)
-        for tag in codebook(s):
+        tags = codebook(s)
+        for tag in tags + sorted(set(presence) - set(tags)):
             ratings = presence.get(tag) or [
                 [None if ts is None else False for ts in row] for row in tag_sets
             ]
-            rows.append(AgreementRow(f"tag:{tag}", s.key, agreement_stats.agreement(ratings)))
-        for tag in sorted(set(presence) - set(codebook(s))):
-            rows.append(AgreementRow(f"tag:{tag}", s.key, agreement_stats.agreement(presence[tag])))
+            reference = [None if finals[i] is None else tag in finals[i].tags for i in idx]
+            emit(f"tag:{tag}", s.key, ratings, reference)
     return rows
+
+
+def kappa_matrices(*, rows: list[AgreementRow]) -> list[dict]:
+    """Cohen's kappa, annotator x annotator and against the final labels, per single-value
+    label over all items (scope ``all``), for the overview page.
+
+    Returns
+    -------
+    list of dict
+        ``{"field", "raters": [pseudonym, ...], "rows": [{"rater", "cells": [...]}, ...]}``,
+        one row per rater with a cell per rater, then one for the final labels. A cell is
+        ``{"kappa": Statistic, "n_items": int}``, with ``kappa`` ``None`` on the diagonal and
+        where the two labeled no item in common.
+    """
+    empty = {"kappa": None, "n_items": 0}
+    out = []
+    for field in SINGLE_VALUE_FIELDS:
+        scoped = [r for r in rows if r.field == field and r.scope == "all"]
+        pairs = {}
+        for r in scoped:
+            if r.comparison == "all":
+                continue
+            cell = {"kappa": r.result.cohen_kappa, "n_items": r.result.n_items}
+            pairs[(r.rater_a, r.rater_b)] = cell
+            pairs[(r.rater_b, r.rater_a)] = cell
+        raters = sorted(
+            {r.rater_a for r in scoped if r.rater_a}
+            | {r.rater_b for r in scoped if r.comparison == "pair"},
+            key=_pseudonym_order,
+        )
+        if not raters:
+            continue
+        matrix = [
+            {
+                "rater": a,
+                "cells": [empty if a == b else pairs.get((a, b), empty) for b in raters]
+                + [pairs.get((a, "final"), empty)],
+            }
+            for a in raters
+        ]
+        out.append({"field": field, "raters": raters, "rows": matrix})
+    return out
+
+
+def _pseudonym_order(name: str) -> tuple:
+    number = name.rsplit("_", 1)[-1]
+    return (0, int(number), name) if number.isdigit() else (1, 0, name)
 
 
 def researcher_overview(*, study: Study) -> dict:
@@ -316,7 +516,8 @@ def researcher_overview(*, study: Study) -> dict:
     dict
         ``items``: total items; ``status``: ``{"final", "needs_adjudication", "in_progress"}``
         counts; ``final_sources``: counts by final-label source; ``annotators``: list of
-        ``{"pseudonym", "username", "labels"}``; ``agreement``: :func:`agreement_report`.
+        ``{"pseudonym", "username", "labels"}``; ``agreement``: the ``all`` rows of
+        :func:`agreement_report`; ``kappa_matrices``: :func:`kappa_matrices` of the report.
     """
     k = study.annotators_per_item
     status: Counter = Counter({"final": 0, "needs_adjudication": 0, "in_progress": 0})
@@ -331,6 +532,7 @@ def researcher_overview(*, study: Study) -> dict:
         for a in annotations:
             labels_per_user[a.annotator_id] += 1
     seats = StudyAnnotator.objects.filter(study=study).select_related("user").order_by("number")
+    report = agreement_report(study=study, pairs_in_every_scope=False)
     return {
         "items": sum(status.values()),
         "status": dict(status),
@@ -343,7 +545,8 @@ def researcher_overview(*, study: Study) -> dict:
             }
             for s in seats
         ],
-        "agreement": agreement_report(study=study),
+        "agreement": [r for r in report if r.comparison == "all"],
+        "kappa_matrices": kappa_matrices(rows=report),
     }
 
 

@@ -13,10 +13,11 @@ from .services import LabelInput
 
 
 class QualityEvidenceSerializer(serializers.Serializer):
-    """Neutral quality evidence: pasted characters and two flags (no times, no positions)."""
+    """Neutral quality evidence: pasted characters and three flags (no times, no positions)."""
 
     paste_chars = serializers.IntegerField()
     very_short_time = serializers.BooleanField()
+    long_time_hidden = serializers.BooleanField()
     identical_answer = serializers.BooleanField()
 
 
@@ -35,7 +36,7 @@ class BlindItemSerializer(serializers.Serializer):
     codebook = serializers.ListField(child=serializers.CharField())
 
     def get_quality(self, obj) -> dict:
-        """The three evidence fields, nested under ``quality``."""
+        """The evidence fields, nested under ``quality``."""
         return QualityEvidenceSerializer(obj).data
 
 
@@ -53,7 +54,8 @@ class LabelOutSerializer(serializers.Serializer):
 
 
 class LabelInSerializer(serializers.Serializer):
-    """A label sent by an annotator. ``new_tags`` are added to the setting's codebook."""
+    """A label sent by an annotator. ``new_tags`` are added to the setting's codebook;
+    ``base_revision`` (optional) is the revision the client last read, see ``LabelAPI``."""
 
     identified = serializers.BooleanField()
     surface_difference = serializers.BooleanField()
@@ -68,7 +70,9 @@ class LabelInSerializer(serializers.Serializer):
     exclusion_note = serializers.CharField(
         required=False, allow_blank=True, default="", max_length=1000
     )
+    base_revision = serializers.IntegerField(required=False, min_value=0)
 
     def label_input(self) -> LabelInput:
-        """The validated data as a :class:`~.services.LabelInput`."""
-        return LabelInput(**self.validated_data)
+        """The validated data as a :class:`~.services.LabelInput` (without ``base_revision``)."""
+        data = {k: v for k, v in self.validated_data.items() if k != "base_revision"}
+        return LabelInput(**data)

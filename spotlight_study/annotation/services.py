@@ -65,6 +65,23 @@ class InvalidLabel(AnnotationError):
         super().__init__("; ".join(f"{k}: {v}" for k, v in errors.items()))
 
 
+class StaleLabel(AnnotationError):
+    """The label was changed (e.g. in another tab) since the page that sent this save was opened.
+
+    ``current`` is the saved label (``label_dict()``), ``revision`` its revision number and
+    ``updated_at`` when it was saved; nothing was changed.
+    """
+
+    def __init__(self, *, current: dict, revision: int, updated_at: datetime):
+        self.current = current
+        self.revision = revision
+        self.updated_at = updated_at
+        super().__init__(
+            f"You saved this label again (save {revision}) after this page was opened, "
+            "for example in another tab. Nothing was overwritten."
+        )
+
+
 class NotAllowed(AnnotationError):
     """An action the user may not take on this item (e.g. adjudicating their own label)."""
 
@@ -99,6 +116,15 @@ def items_sync(*, study: Study) -> int:
     that has none yet. Idempotent; safe to run concurrently (the response is unique per item).
 
     Returns the number of items it tried to create (a concurrent call may have made some).
+
+    Notes
+    -----
+    Participation does not know about annotation (the dependency points the other way), so items
+    are not made when a participant saves an answer. Instead every path that reads the study's
+    items calls this first: the annotator's queue and *Next item*, the researcher's overview,
+    ``final_labels.csv`` (web, CLI and API) and the label import. It costs one query when
+    nothing is missing (an anti-join of the answers on their items) and one bulk insert more
+    otherwise, whatever the number of answers, and adds nothing to a participant's request.
     """
     missing = TaskResponse.objects.filter(
         participant__study=study, answered_at__isnull=False, annotation_item__isnull=True
@@ -183,8 +209,9 @@ def assignment_next(*, study: Study, annotator, now: datetime | None = None) -> 
     released, and among the items with fewer than k places taken (submitted or reserved and
     unexpired) that the annotator has not taken, the first in the annotator's own random order
     (:func:`~.selectors.queue_order_key` with their stored seed) is reserved for
-    ``study.annotation_reservation_minutes``. A released item may come back to the same annotator
-    (on the same assignment row), never to a (k+1)-th one.
+    ``study.annotation_reservation_minutes``; items the annotator skipped come after all others.
+    A released or skipped item may come back to the same annotator (on the same assignment row),
+    never to a (k+1)-th one.
     """
     now = now or timezone.now()
     items_sync(study=study)
@@ -200,7 +227,11 @@ def assignment_next(*, study: Study, annotator, now: datetime | None = None) -> 
         )
         if current is not None:
             return current.item
-        taken_by_me = mine.exclude(state=Assignment.State.RELEASED).values("item_id")
+        free_again = (Assignment.State.RELEASED, Assignment.State.SKIPPED)
+        taken_by_me = mine.exclude(state__in=free_again).values("item_id")
+        skipped = set(
+            mine.filter(state=Assignment.State.SKIPPED).values_list("item_id", flat=True)
+        )
         full = (
             Assignment.objects.filter(_active(now), item__study=study).values("item_id").order_by()
         )
@@ -217,7 +248,11 @@ def assignment_next(*, study: Study, annotator, now: datetime | None = None) -> 
         if not candidates:
             return None
         pk, _ = min(
-            candidates, key=lambda c: queue_order_key(order_seed=seat.order_seed, public_id=c[1])
+            candidates,
+            key=lambda c: (
+                c[0] in skipped,
+                queue_order_key(order_seed=seat.order_seed, public_id=c[1]),
+            ),
         )
         expires = now + timedelta(minutes=study.annotation_reservation_minutes)
         Assignment.objects.update_or_create(
@@ -256,6 +291,29 @@ def item_open(*, study: Study, annotator, public_id: str, now: datetime | None =
     return item
 
 
+def assignment_skip(*, study: Study, annotator, public_id: str) -> bool:
+    """Give back the annotator's reservation of an item without labeling it.
+
+    The place is free for other annotators at once, and :func:`assignment_next` offers the item
+    to this annotator again only when nothing else is open to them. An item they already
+    labeled keeps its label (skipping it just moves on). Returns whether a reservation was
+    given back.
+
+    Raises
+    ------
+    ItemNotFound
+        If the item was never given to this annotator.
+    """
+    with transaction.atomic():
+        _lock_pool(study)
+        _item, assignment = _own(study, annotator, public_id)
+        if assignment.state == Assignment.State.SUBMITTED:
+            return False
+        assignment.state = Assignment.State.SKIPPED
+        assignment.save(update_fields=["state"])
+    return True
+
+
 def _own(study: Study, annotator, public_id: str) -> tuple[Item, Assignment]:
     item = (
         Item.objects.select_related("response", "setting", "study")
@@ -270,7 +328,10 @@ def _own(study: Study, annotator, public_id: str) -> tuple[Item, Assignment]:
 
 def _retake(item: Item, assignment: Assignment, annotator, study: Study, now: datetime) -> None:
     """Check that a reserved or released item can still be the annotator's."""
-    lapsed = assignment.state == Assignment.State.RELEASED or assignment.expires_at <= now
+    lapsed = (
+        assignment.state in (Assignment.State.RELEASED, Assignment.State.SKIPPED)
+        or assignment.expires_at <= now
+    )
     if lapsed and _places_taken_by_others(item, annotator, now) >= study.annotators_per_item:
         raise ReservationLost(
             f"This item was open for more than {study.annotation_reservation_minutes} minutes "
@@ -365,6 +426,7 @@ def label_save(
     public_id: str,
     label: LabelInput,
     source: str = Annotation.Source.WEB,
+    base_revision: int | None = None,
     now: datetime | None = None,
 ) -> Annotation:
     """Save the annotator's label of an item; the last save wins and every save is kept.
@@ -378,6 +440,10 @@ def label_save(
     label : LabelInput
     source : str
         ``web`` or ``api`` (recorded with the revision).
+    base_revision : int, optional
+        The revision of the annotator's label that the sending page showed (0: none yet). If
+        given and the label has been saved since (another tab, another device), nothing is saved
+        and :class:`StaleLabel` is raised. ``None`` skips the check (last save wins).
 
     Returns
     -------
@@ -393,6 +459,8 @@ def label_save(
         If their reservation lapsed and the item is now full.
     InvalidLabel
         If the label breaks the schema (nothing is saved).
+    StaleLabel
+        If ``base_revision`` is older than the saved label (nothing is saved).
 
     Notes
     -----
@@ -404,6 +472,14 @@ def label_save(
     with transaction.atomic():
         _lock_pool(study)
         item, assignment = _own(study, annotator, public_id)
+        if base_revision is not None:
+            saved = Annotation.objects.filter(item=item, annotator=annotator).first()
+            if (saved.revision if saved else 0) != base_revision:
+                if saved is None:
+                    raise InvalidLabel({"base_revision": "You have no saved label of this item."})
+                raise StaleLabel(
+                    current=saved.label_dict(), revision=saved.revision, updated_at=saved.updated_at
+                )
         fields, to_add = _clean_label(label=label, setting=item.setting)
         if assignment.state != Assignment.State.SUBMITTED:
             _retake(item, assignment, annotator, study, now)
@@ -558,7 +634,8 @@ def labels_import(
     Raises
     ------
     LabelImportError
-        With every bad row by line number (the header is line 1). Nothing is changed then.
+        With every bad row by line number (the header is line 1), or the line of a NUL
+        character. Nothing is changed then.
 
     Notes
     -----
@@ -567,7 +644,11 @@ def labels_import(
     Agreement and adjudication then work as for labels made on the site.
     """
     now = now or timezone.now()
+    items_sync(study=study)  # answers nobody has opened yet can be labeled too
     errors: list[tuple[int, str]] = []
+    if "\x00" in text:  # PostgreSQL cannot store NUL; refused on every database alike
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        raise LabelImportError([(line, "a NUL character (byte 0x00) is not text; remove it")])
     reader = csv.DictReader(io.StringIO(text.lstrip("\ufeff")))
     header = [h.strip() for h in (reader.fieldnames or [])]
     missing = [c for c in IMPORT_REQUIRED if c not in header]

@@ -15,9 +15,9 @@ urlpatterns = [
     path("<slug:slug>/", views.queue, name="queue"),
     path("<slug:slug>/next/", views.next_item, name="next"),
     path("<slug:slug>/items/<str:item_id>/", views.item_page, name="item"),
+    path("<slug:slug>/items/<str:item_id>/skip/", views.skip_item, name="skip"),
     path("<slug:slug>/adjudicate/", views.adjudication_list, name="adjudication"),
     path("<slug:slug>/adjudicate/<str:item_id>/", views.adjudicate, name="adjudicate"),
     path("<slug:slug>/overview/", views.overview, name="overview"),
-    path("<slug:slug>/overview/sync/", views.sync, name="sync"),
     path("<slug:slug>/export/<str:name>.csv", views.export, name="export"),
 ]

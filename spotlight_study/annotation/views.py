@@ -84,6 +84,7 @@ def home(request: HttpRequest) -> HttpResponse:
 def queue(request: HttpRequest, slug: str) -> HttpResponse:
     """The annotator's own queue: the open item, their labeled items and how many remain."""
     study = _study(slug)
+    services.items_sync(study=study)
     return render(
         request,
         "annotation/queue.html",
@@ -107,7 +108,11 @@ def next_item(request: HttpRequest, slug: str) -> HttpResponse:
 @never_cache
 @require_http_methods(["GET", "POST"])
 def item_page(request: HttpRequest, slug: str, item_id: str) -> HttpResponse:
-    """GET shows the item and the annotator's label; POST saves it (last save wins)."""
+    """GET shows the item and the annotator's label; POST saves it.
+
+    A POST whose hidden ``base_revision`` is older than the saved label (a second tab) saves
+    nothing: the page shows both versions and, saved again, replaces the saved one.
+    """
     study = _study(slug)
     try:
         item = services.item_open(study=study, annotator=request.user, public_id=item_id)
@@ -118,21 +123,38 @@ def item_page(request: HttpRequest, slug: str, item_id: str) -> HttpResponse:
         return redirect("annotation:queue", slug=slug)
     blind = selectors.blind_item(item)
     own = selectors.own_annotation(item=item, annotator=request.user)
-    form = LabelForm(
-        request.POST or None,
-        codebook=blind.codebook,
-        initial=LabelForm.initial_from(own.label_dict() if own else None),
-    )
+    initial = LabelForm.initial_from(own.label_dict() if own else None)
+    initial["base_revision"] = own.revision if own else 0
+    form = LabelForm(request.POST or None, codebook=blind.codebook, initial=initial)
     status_code = 200
+    conflict = None
     if request.method == "POST":
         if form.is_valid():
             try:
                 services.label_save(
-                    study=study, annotator=request.user, public_id=item_id, label=form.label_input()
+                    study=study,
+                    annotator=request.user,
+                    public_id=item_id,
+                    label=form.label_input(),
+                    base_revision=form.cleaned_data["base_revision"],
                 )
             except services.InvalidLabel as exc:
                 for name, message in exc.errors.items():
                     form.add_error(name if name in form.fields else None, message)
+            except services.StaleLabel as exc:
+                conflict = {
+                    "message": str(exc),
+                    "revision": exc.revision,
+                    "updated_at": exc.updated_at,
+                    "rows": selectors.label_versions(
+                        saved=exc.current, submitted=form.label_dict()
+                    ),
+                }
+                # Saving this page again is now a deliberate choice of its version.
+                data = request.POST.copy()
+                data["base_revision"] = str(exc.revision)
+                form = LabelForm(data, codebook=blind.codebook, initial=initial)
+                status_code = 409
             except services.ItemNotFound as exc:
                 return _error(request, study, str(exc), 404)
             except services.ReservationLost as exc:
@@ -141,19 +163,52 @@ def item_page(request: HttpRequest, slug: str, item_id: str) -> HttpResponse:
             else:
                 messages.success(request, "Saved.")
                 if "save_next" in request.POST:
-                    following = services.assignment_next(study=study, annotator=request.user)
-                    if following is None:
-                        messages.info(request, "There is nothing left for you to label. Thank you!")
-                        return redirect("annotation:queue", slug=slug)
-                    return redirect("annotation:item", slug=slug, item_id=following.public_id)
+                    return _to_next(request, study)
                 return redirect("annotation:item", slug=slug, item_id=item_id)
-        status_code = 400
+        if conflict is None:
+            status_code = 400
     return render(
         request,
         "annotation/item.html",
-        {"study": study, "blind": blind, "form": form, "own": own},
+        {
+            "study": study,
+            "blind": blind,
+            "form": form,
+            "own": own,
+            "conflict": conflict,
+            "progress": selectors.annotator_progress(study=study, annotator=request.user),
+        },
         status=status_code,
     )
+
+
+def _to_next(request: HttpRequest, study: Study) -> HttpResponse:
+    """Redirect to the annotator's next item, or to the queue when nothing is left."""
+    following = services.assignment_next(study=study, annotator=request.user)
+    if following is None:
+        messages.info(request, "There is nothing left for you to label. Thank you!")
+        return redirect("annotation:queue", slug=study.slug)
+    return redirect("annotation:item", slug=study.slug, item_id=following.public_id)
+
+
+@annotator_required
+@require_POST
+def skip_item(request: HttpRequest, slug: str, item_id: str) -> HttpResponse:
+    """Give the item back unlabeled (it returns last) and open the next one."""
+    study = _study(slug)
+    try:
+        skipped = services.assignment_skip(study=study, annotator=request.user, public_id=item_id)
+    except services.ItemNotFound as exc:
+        return _error(request, study, str(exc), 404)
+    following = services.assignment_next(study=study, annotator=request.user)
+    if following is None:
+        messages.info(request, "There is nothing left for you to label. Thank you!")
+        return redirect("annotation:queue", slug=slug)
+    if following.public_id == item_id:
+        messages.info(request, "Nothing else is open to you, so here is the skipped item again.")
+    elif skipped:
+        messages.info(request, "Skipped. The item comes back after all the others.")
+    return redirect("annotation:item", slug=slug, item_id=following.public_id)
 
 
 # --- adjudication --------------------------------------------------------------------------
@@ -172,7 +227,11 @@ def adjudication_list(request: HttpRequest, slug: str) -> HttpResponse:
 @never_cache
 @require_http_methods(["GET", "POST"])
 def adjudicate(request: HttpRequest, slug: str, item_id: str) -> HttpResponse:
-    """Show the competing labels (A, B, ... in random order) and set the final label."""
+    """Show the competing labels (A, B, ... in random order) and set the final label.
+
+    A first decision starts from what the annotators agree on; the fields they disagree on are
+    left blank (and marked in the table).
+    """
     study = _study(slug)
     item = selectors.adjudication_item(study=study, public_id=item_id, adjudicator=request.user)
     if item is None:
@@ -180,10 +239,11 @@ def adjudicate(request: HttpRequest, slug: str, item_id: str) -> HttpResponse:
     blind = selectors.blind_item(item)
     competing = selectors.competing_labels(item=item)
     final = FinalLabel.objects.filter(item=item).first()
+    agreed, disagree = selectors.agreed_initial(item=item)
     form = LabelForm(
         request.POST or None,
         codebook=blind.codebook,
-        initial=LabelForm.initial_from(final.label_dict() if final else None),
+        initial=LabelForm.initial_from(final.label_dict()) if final else agreed,
     )
     status_code = 200
     if request.method == "POST":
@@ -223,6 +283,8 @@ def adjudicate(request: HttpRequest, slug: str, item_id: str) -> HttpResponse:
                 "exclusion_note",
             ],
             "exclusions": dict(Exclusion.choices),
+            "disagree": disagree,
+            "prefilled": final is None,
         },
         status=status_code,
     )
@@ -235,6 +297,7 @@ def adjudicate(request: HttpRequest, slug: str, item_id: str) -> HttpResponse:
 def overview(request: HttpRequest, slug: str) -> HttpResponse:
     """Annotation progress, annotators, agreement per label and the downloads."""
     study = _study(slug)
+    services.items_sync(study=study)
     return render(
         request,
         "annotation/overview.html",
@@ -244,16 +307,6 @@ def overview(request: HttpRequest, slug: str) -> HttpResponse:
             "exports": exports.EXPORTS,
         },
     )
-
-
-@researcher_required
-@require_POST
-def sync(request: HttpRequest, slug: str) -> HttpResponse:
-    """Create items for answers that have none yet."""
-    study = _study(slug)
-    n = services.items_sync(study=study)
-    messages.success(request, f"{n} new item(s)." if n else "Every answer already has an item.")
-    return redirect("annotation:overview", slug=slug)
 
 
 @researcher_required
@@ -293,11 +346,22 @@ class _AnnotatorAPI(APIView):
         }
 
     def handle_exception(self, exc):
-        """The app's errors as JSON: 404 not yours, 409 reservation lost, 400 bad label."""
+        """The app's errors as JSON: 404 not yours, 409 reservation lost or a label saved since
+        ``base_revision`` (with the saved ``current`` label), 400 bad label."""
         if isinstance(exc, services.ItemNotFound):
             return Response({"detail": str(exc)}, status=status.HTTP_404_NOT_FOUND)
         if isinstance(exc, services.ReservationLost):
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        if isinstance(exc, services.StaleLabel):
+            return Response(
+                {
+                    "detail": str(exc),
+                    "current": exc.current,
+                    "revision": exc.revision,
+                    "updated_at": exc.updated_at,
+                },
+                status=status.HTTP_409_CONFLICT,
+            )
         if isinstance(exc, services.InvalidLabel):
             return Response({"errors": exc.errors}, status=status.HTTP_400_BAD_REQUEST)
         if isinstance(exc, Http404):
@@ -328,7 +392,11 @@ class ItemAPI(_AnnotatorAPI):
 
 
 class LabelAPI(_AnnotatorAPI):
-    """``PUT`` (or ``POST``): save the annotator's label of an item; returns the item and label."""
+    """``PUT`` (or ``POST``): save the annotator's label of an item; returns the item and label.
+
+    With ``base_revision`` (the ``revision`` the client last read; 0 for none) a label saved
+    since then is not overwritten: 409 with the saved label as ``current``.
+    """
 
     def put(self, request, slug: str, item_id: str):
         study = _study(slug)
@@ -340,6 +408,7 @@ class LabelAPI(_AnnotatorAPI):
             public_id=item_id,
             label=serializer.label_input(),
             source=Annotation.Source.API,
+            base_revision=serializer.validated_data.get("base_revision"),
         )
         item = selectors.item_queryset().get(study=study, public_id=item_id)
         return Response(self._payload(item, request.user))

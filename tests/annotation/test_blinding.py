@@ -142,7 +142,9 @@ def test_canary_never_reaches_an_annotator(canary_study, annotators):
         "quality",
         "codebook",
     }
-    assert set(api_item["quality"]) == {"paste_chars", "very_short_time", "identical_answer"}
+    assert set(api_item["quality"]) == {
+        "paste_chars", "very_short_time", "long_time_hidden", "identical_answer",
+    }
     the_item = Item.objects.get(public_id=api_item["id"])
     # The setting's definition order, not the participant's shuffled order.
     assert api_item["group1"] == the_item.setting.group1_texts

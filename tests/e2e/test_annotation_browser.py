@@ -1,7 +1,8 @@
 """End-to-end test of blind annotation in a real browser (headless Debian Chromium).
 
-An annotator logs in, opens their queue and labels two answers through the pages. Database setup
-comes before, and the checks after, the browser work.
+An annotator logs in, opens their queue and labels two answers through the pages; another labels
+with the keyboard shortcuts, skips, and meets the two-tab conflict check. Database setup comes
+before, and the checks after, the browser work.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from django.contrib.auth.models import Group, User
 from django.test import Client
 from playwright.sync_api import Page, expect
 
-from spotlight_study.annotation.models import Annotation, AnnotationRevision
+from spotlight_study.annotation.models import Annotation, AnnotationRevision, Assignment
 
 from ..conftest import Walker
 
@@ -69,3 +70,84 @@ def test_annotator_logs_in_and_labels_two_items(page, live_server, live_demo_stu
         annotations[labeled[0]].identified is True and annotations[labeled[1]].identified is False
     )
     assert AnnotationRevision.objects.filter(annotation__annotator=user).count() == 2
+
+
+def _login(page: Page, base_url: str, username: str) -> None:
+    page.goto(f"{base_url}/accounts/login/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_role("heading", name="Annotation")).to_be_visible()
+
+
+def test_hotkeys_skip_and_two_tab_conflict(page, live_server, live_demo_study):
+    """Digits, Ctrl+Enter and 's' label and skip; a save from a stale second tab is refused."""
+    study = live_demo_study
+    for training in ("Group 2 fishes at night.", "Group 1 fishes by day."):
+        Walker(Client(), study.slug).complete(training=training)
+    user = User.objects.create_user(username="e2e-hotkeys", password=PASSWORD)
+    user.groups.add(Group.objects.get_or_create(name="annotators")[0])
+
+    _login(page, live_server.url, "e2e-hotkeys")
+    page.get_by_role("link", name="My queue").click()
+    expect(page.locator(".queue-status")).to_contain_text("Still open to you: 6")
+    page.get_by_role("button", name="Next item").click()
+    expect(page.locator("#progress")).to_have_text("0 / 6")
+    expect(page.locator(".hotkeys")).to_contain_text("Ctrl")
+    expect(page.locator("details.texts")).not_to_have_attribute("open", "")
+    first = page.locator("#item-id").inner_text()
+
+    page.locator("body").click()
+    for key in ("1", "4", "6"):
+        page.keyboard.press(key)
+    expect(page.locator("#id_identified_0")).to_be_checked()  # 1: identified yes
+    expect(page.locator("#id_surface_difference_1")).to_be_checked()  # 4: surface no
+    expect(page.locator("#id_no_difference_1")).to_be_checked()  # 6: no difference no
+    page.locator("#id_exclusion_note").click()
+    page.keyboard.type("2")  # typed into the note, not a hotkey
+    expect(page.locator("#id_identified_0")).to_be_checked()
+    page.keyboard.press("Control+Enter")
+    expect(page.locator(".messages")).to_contain_text("Saved.")
+    expect(page.locator("#progress")).to_have_text("1 / 6")
+    second = page.locator("#item-id").inner_text()
+    assert second != first
+
+    page.locator("body").click()
+    page.keyboard.press("s")
+    expect(page.locator(".messages")).to_contain_text("Skipped.")
+    third = page.locator("#item-id").inner_text()
+    assert third not in (first, second)
+
+    # Two tabs on the first item: tab A saves, then tab B (opened before) tries to.
+    item_url = f"{live_server.url}/annotate/{study.slug}/items/{first}/"
+    tab_b = page.context.new_page()
+    tab_b.goto(item_url)
+    page.goto(item_url)
+    page.locator("body").click()
+    page.keyboard.press("2")
+    page.get_by_role("button", name="Save", exact=True).click()
+    expect(page.locator(".messages")).to_contain_text("Saved.")
+
+    tab_b.locator("body").click()
+    tab_b.keyboard.press("3")
+    tab_b.get_by_role("button", name="Save", exact=True).click()
+    conflict = tab_b.locator("#conflict")
+    expect(conflict).to_contain_text("Saved elsewhere meanwhile")
+    expect(conflict.locator("tr.differs")).to_have_count(2)  # identified and surface difference
+    expect(conflict.locator("tr.differs").first).to_contain_text("no")
+    tab_b.get_by_role("button", name="Save", exact=True).click()
+    expect(tab_b.locator(".messages")).to_contain_text("Saved.")
+
+    stored = Annotation.objects.filter(annotator=user).select_related("item")
+    assert [a.item.public_id for a in stored] == [first]  # the second was skipped
+    label = stored[0]
+    assert label.revision == 3  # hotkeys, tab A, then tab B's deliberate second save
+    assert (label.identified, label.surface_difference, label.no_difference) == (True, True, False)
+    assert label.exclusion_note == "2"
+    history = list(
+        AnnotationRevision.objects.filter(annotation=label).values_list(
+            "identified", "surface_difference"
+        )
+    )
+    assert history == [(True, False), (False, False), (True, True)]
+    assert Assignment.objects.get(item__public_id=second, annotator=user).state == "skipped"

@@ -1,0 +1,89 @@
+"""Items exist for every saved answer whenever queues, exports and imports read the study."""
+
+import csv
+import io
+
+from django.core.management import call_command
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from spotlight_study.annotation import services
+from spotlight_study.annotation.exports import export_csv_text
+from spotlight_study.annotation.models import Annotation, Item
+from spotlight_study.participation.models import TaskResponse
+
+from .conftest import complete_participants, make_user
+
+
+def _client(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def test_queue_counts_answers_before_anyone_pressed_next(demo_study, answered, annotators):
+    """A fresh queue says 6 items are open although nobody has pressed 'Next item' yet."""
+    assert Item.objects.count() == 0  # saving answers adds nothing to the participant's request
+    page = _client(annotators[0]).get(f"/annotate/{demo_study.slug}/")
+    assert page.status_code == 200
+    assert page.context["queue"]["available"] == 6
+    assert "Still open to you: 6" in page.content.decode()
+
+
+def test_final_labels_csv_lists_every_answer_before_any_item_was_opened(demo_study, answered):
+    """final_labels.csv has one in-progress row per saved answer (training and main) at once."""
+    rows = list(csv.DictReader(io.StringIO(export_csv_text(study=demo_study, name="final_labels"))))
+    assert len(rows) == TaskResponse.objects.filter(answered_at__isnull=False).count() == 6
+    assert {r["kind"] for r in rows} == {"training", "main"}
+    assert {r["status"] for r in rows} == {"in_progress"}
+
+
+def test_import_labels_works_with_ids_from_the_export_before_anyone_annotated(
+    demo_study, answered, tmp_path
+):
+    """Downloading final_labels.csv, labeling it and import_labels work from the first answer."""
+    out = tmp_path / "export"
+    call_command("export_annotations", demo_study.slug, "--out", str(out))
+    with open(out / "final_labels.csv", encoding="utf-8", newline="") as fh:
+        ids = [row["item"] for row in csv.DictReader(fh)]
+    assert len(ids) == 6
+    lines = ["item,identified,surface_difference,no_difference,exclusion"]
+    lines += [f"{pid},1,0,0,none" for pid in ids]
+    path = tmp_path / "labels.csv"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    call_command("import_labels", demo_study.slug, str(path), "--annotator", "spreadsheet")
+    assert Annotation.objects.filter(annotator__username="spreadsheet").count() == 6
+
+
+def test_overview_counts_items_before_anyone_annotated(demo_study, answered):
+    """The researcher's overview counts every saved answer as an item."""
+    researcher = make_user("res", "researchers", staff=True)
+    page = _client(researcher).get(f"/annotate/{demo_study.slug}/overview/")
+    assert page.status_code == 200
+    assert page.context["o"]["items"] == 6
+
+
+def test_items_sync_needs_the_same_queries_for_few_and_many_answers(demo_study):
+    """The backfill is bulk: its number of queries does not grow with the number of answers."""
+    complete_participants(demo_study.slug, 1)
+    with CaptureQueriesContext(connection) as few:
+        assert services.items_sync(study=demo_study) == 3
+    complete_participants(demo_study.slug, 4)
+    with CaptureQueriesContext(connection) as many:
+        assert services.items_sync(study=demo_study) == 12
+    with CaptureQueriesContext(connection) as none_missing:
+        assert services.items_sync(study=demo_study) == 0
+    assert len(many) == len(few)
+    assert len(none_missing) == 1
+
+
+def test_pilot_delete_removes_items_made_by_the_backfill(demo_study):
+    """Pilot answers become items when read and leave with them on 'pilot --delete'."""
+    call_command("pilot", demo_study.slug, "--participants", "3", "--seed", "5")
+    export_csv_text(study=demo_study, name="final_labels")
+    assert Item.objects.filter(study=demo_study).count() > 0
+    call_command("pilot", demo_study.slug, "--delete")
+    assert Item.objects.filter(study=demo_study).count() == 0
+    rows = list(csv.DictReader(io.StringIO(export_csv_text(study=demo_study, name="final_labels"))))
+    assert rows == []
