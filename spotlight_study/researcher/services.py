@@ -10,12 +10,15 @@ from spotlight_study.participation.exports import results_export
 from spotlight_study.studies.models import Study
 
 
+PILOT_MARKER = "INCLUDES_PILOT"
+
+
 def latest_report_dir(study: Study) -> Path:
     """Where the latest report of ``study`` is kept for the researcher page."""
     return Path(settings.ANALYSIS_ROOT) / study.slug
 
 
-def analysis_run(*, study: Study, out_dir: str | Path) -> dict:
+def analysis_run(*, study: Study, out_dir: str | Path, include_pilot: bool = False) -> dict:
     """Export the study's current data and run :func:`analysis.run_analysis` on it.
 
     Parameters
@@ -25,6 +28,8 @@ def analysis_run(*, study: Study, out_dir: str | Path) -> dict:
         Receives ``data/`` (the export that was analysed: ``responses.csv``, ``survey.csv``,
         ``participants.csv``) and the analysis output (``results.json``, ``tables/``,
         ``figures/``, ``report.md``, ``report.html``).
+    include_pilot : bool
+        Analyse the pilot participants too (``manage.py pilot``); they are left out by default.
 
     Returns
     -------
@@ -47,10 +52,26 @@ def analysis_run(*, study: Study, out_dir: str | Path) -> dict:
 
     out = Path(out_dir)
     data_dir = out / "data"
-    results_export(study=study, out_dir=data_dir)
+    results_export(study=study, out_dir=data_dir, include_pilot=include_pilot)
     results = run_analysis(data_dir, out)
     latest = latest_report_dir(study)
     latest.mkdir(parents=True, exist_ok=True)
     for name in ("report.html", "results.json"):
         shutil.copyfile(out / name, latest / name)
+    # The researcher page says whether the latest report includes pilot participants.
+    marker = latest / PILOT_MARKER
+    if include_pilot:
+        marker.write_text("This report includes pilot participants.\n", encoding="utf-8")
+    else:
+        marker.unlink(missing_ok=True)
     return results
+
+
+def latest_report_exists(study: Study) -> bool:
+    """True when ``manage.py analyze`` has written a report of the study (its ``report.html``)."""
+    return (latest_report_dir(study) / "report.html").exists()
+
+
+def latest_report_includes_pilot(study: Study) -> bool:
+    """Whether the latest report of ``study`` was made with ``--include-pilot``."""
+    return (latest_report_dir(study) / PILOT_MARKER).exists()

@@ -1,13 +1,20 @@
 from django.urls import path
 
-from . import views
+from . import team_views, views
 
 app_name = "researcher"
 
 urlpatterns = [
     path("", views.study_list, name="study_list"),
+    # Before "<slug>/": "team" is therefore not usable as a study slug.
+    path("team/", team_views.team, name="team"),
+    path("team/remove/", team_views.team_remove, name="team_remove"),
     path("<slug:slug>/", views.study_detail, name="study_detail"),
     path("<slug:slug>/report/", views.latest_report, name="report"),
+    path("<slug:slug>/pilot/", views.pilot, name="pilot"),
+    path("<slug:slug>/monitor/", views.monitor, name="monitor"),
+    path("<slug:slug>/monitor/rows/", views.monitor_rows, name="monitor_rows"),
+    path("<slug:slug>/export.zip", views.export_zip, name="export_zip"),
     path("<slug:slug>/preview/", views.preview_index, name="preview"),
     path("<slug:slug>/preview/<int:cell>/<str:page>/", views.preview_page, name="preview_page"),
 ]

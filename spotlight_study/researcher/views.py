@@ -4,9 +4,12 @@ The preview walks the flow with GET links and records nothing.
 """
 from __future__ import annotations
 
+from django.conf import settings as django_settings
+from django.contrib import messages
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.views.decorators.http import require_POST
 
 from spotlight_study.annotation.roles import (
     is_adjudicator,
@@ -15,14 +18,29 @@ from spotlight_study.annotation.roles import (
     researcher_required,
 )
 from spotlight_study.participation.forms import AnswerForm, ConsentForm, StepForm, SurveyForm
+from spotlight_study.participation.pilot import (
+    PILOT_MAX_PARTICIPANTS_WEB,
+    PilotError,
+    pilot_delete,
+    pilot_run,
+)
 from spotlight_study.participation.selectors import study_dashboard, task_page
-from spotlight_study.researcher.services import latest_report_dir
+from spotlight_study.researcher.launch import launch_check
+from spotlight_study.researcher.downloads import results_zip
+from spotlight_study.researcher.forms import MonitorFilterForm
+from spotlight_study.researcher import monitor as monitor_selectors
+from spotlight_study.researcher.planning import study_plan
+from spotlight_study.researcher.selectors import study_home_rows
+from spotlight_study.researcher.services import (
+    latest_report_dir,
+    latest_report_exists,
+    latest_report_includes_pilot,
+)
 from spotlight_study.studies.models import Study
 from spotlight_study.studies.selectors import (
     setting_for_key,
     study_cells,
     study_get_with_settings,
-    study_list as select_studies,
     training_setting,
 )
 
@@ -49,7 +67,7 @@ def study_list(request: HttpRequest) -> HttpResponse:
 
 @researcher_required
 def _study_list(request: HttpRequest) -> HttpResponse:
-    return render(request, "researcher/study_list.html", {"studies": select_studies()})
+    return render(request, "researcher/study_list.html", {"rows": study_home_rows()})
 
 
 @researcher_required
@@ -64,8 +82,58 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
     return render(
         request,
         "researcher/study_detail.html",
-        {"study": study, "dash": study_dashboard(study=study), "prolific_link": prolific_link},
+        {
+            "study": study,
+            "dash": study_dashboard(study=study),
+            "prolific_link": prolific_link,
+            "pilot_max": PILOT_MAX_PARTICIPANTS_WEB,
+            "has_report": latest_report_exists(study),
+            "report_includes_pilot": latest_report_includes_pilot(study),
+            "launch": _launch_report(request, study),
+            "planner": study_plan(study=study, query=request.GET),
+        },
     )
+
+
+def _launch_report(request: HttpRequest, study: Study):
+    # The URL fetch makes the page wait, so it runs only when asked (?launch=full); without a
+    # configured public origin it checks the address the researcher is using.
+    full = request.GET.get("launch") == "full"
+    base = django_settings.PROLIFIC_STUDY_BASE_URL or request.build_absolute_uri("/")
+    return launch_check(study=study, base_url=base, check_url=full)
+
+
+@require_POST
+@researcher_required
+def pilot(request: HttpRequest, slug: str) -> HttpResponse:
+    """Run a pilot of N simulated participants (``action=run``) or delete the pilot data
+    (``action=delete``), then back to the study page with a message (POST-redirect-GET)."""
+    study = _study(slug)
+    back = reverse("researcher:study_detail", kwargs={"slug": slug}) + "#pilot"
+    if request.POST.get("action") == "delete":
+        deleted = pilot_delete(study=study)
+        n = deleted.get("participation.Participant", 0)
+        messages.success(request, f"Deleted {n} pilot participant(s) and their data.")
+        return redirect(back)
+    raw = request.POST.get("participants", "").strip()
+    if not raw.isdigit() or not 1 <= int(raw) <= PILOT_MAX_PARTICIPANTS_WEB:
+        messages.error(
+            request,
+            f"Give a number of pilot participants from 1 to {PILOT_MAX_PARTICIPANTS_WEB} "
+            "(more with manage.py pilot). Nothing was run.",
+        )
+        return redirect(back)
+    try:
+        report = pilot_run(study=study, participants=int(raw))
+    except PilotError as exc:
+        messages.error(request, f"{exc} Nothing was run.")
+        return redirect(back)
+    messages.success(
+        request,
+        f"Pilot: {report.participants} simulated participant(s), {report.completed} completed, "
+        f"{report.failed_check} failed the instruction check, {report.in_progress} dropped out.",
+    )
+    return redirect(back)
 
 
 @researcher_required
@@ -78,6 +146,69 @@ def latest_report(request: HttpRequest, slug: str) -> HttpResponse:
     response = FileResponse(path.open("rb"), content_type="text/html; charset=utf-8")
     # The report embeds its own figures; keep it from loading anything else.
     response["Content-Security-Policy"] = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
+    return response
+
+
+def _monitor_context(request: HttpRequest, study: Study) -> tuple[dict, int]:
+    form = MonitorFilterForm(request.GET)
+    if not form.is_valid():
+        return {"study": study, "form": form, "error": form.error_text()}, 400
+    filters = form.filters()
+    page = monitor_selectors.monitor_page(study=study, filters=filters)
+    query = request.GET.copy()
+    query.pop("page", None)
+    return {
+        "study": study,
+        "form": form,
+        "filters": filters,
+        "monitor": page,
+        # monitor_page shows the last page for a page past the end; say so rather than let
+        # the researcher think the rows they asked for are these.
+        "past_end_page": filters.page if filters.page > page.pages else None,
+        "page_size": monitor_selectors.PAGE_SIZE,
+        "refresh_seconds": monitor_selectors.REFRESH_SECONDS,
+        "query": query.urlencode(),
+    }, 200
+
+
+@researcher_required
+def monitor(request: HttpRequest, slug: str) -> HttpResponse:
+    """The live monitor: one row per participant, filtered by ``status``, ``flag`` and
+    ``pilot`` (GET), 200 rows a page; bad filter values give the page with a message (400)."""
+    study = _study(slug)
+    context, status = _monitor_context(request, study)
+    return render(request, "researcher/monitor.html", context, status=status)
+
+
+@researcher_required
+def monitor_rows(request: HttpRequest, slug: str) -> HttpResponse:
+    """The monitor's ``<tbody>`` alone, for the page's auto-refresh (same GET parameters)."""
+    study = _study(slug)
+    context, status = _monitor_context(request, study)
+    response = render(request, "researcher/_monitor_rows.html", context, status=status)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@researcher_required
+def export_zip(request: HttpRequest, slug: str) -> HttpResponse:
+    """Download ``<slug>-export.zip``: the three CSV files of ``export_results``,
+    ``participants_wide.csv`` and ``README.txt``. Pilot data only with ``?include_pilot=1``."""
+    study = _study(slug)
+    raw = request.GET.get("include_pilot", "0")
+    if raw not in ("0", "1", ""):
+        messages.error(
+            request,
+            "include_pilot must be 1 (with the pilot) or 0 (without). Nothing was downloaded.",
+        )
+        return redirect(reverse("researcher:study_detail", kwargs={"slug": slug}) + "#downloads")
+    include_pilot = raw == "1"
+    name = f"{study.slug}-export{'-with-pilot' if include_pilot else ''}.zip"
+    response = HttpResponse(
+        results_zip(study=study, include_pilot=include_pilot), content_type="application/zip"
+    )
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    response["Cache-Control"] = "no-store"
     return response
 
 
@@ -109,7 +240,8 @@ def preview_page(request: HttpRequest, slug: str, cell: int, page: str) -> HttpR
     following = pages[pages.index(page) + 1] if page != "done" else None
     ctx = {
         "study": study,
-        "preview": True,
+        # Not "preview": other pages (the stimulus set page) use that name for their own data.
+        "flow_preview": True,
         "cell": the_cell,
         "preview_home": reverse("researcher:preview", kwargs={"slug": slug}),
         "form_method": "get",
@@ -136,7 +268,11 @@ def preview_page(request: HttpRequest, slug: str, cell: int, page: str) -> HttpR
             task = the_cell.tasks[position - 1]
             setting, condition = setting_for_key(study, task.setting), task.condition
         ctx.update(
-            form=AnswerForm(max_chars=study.max_answer_chars),
+            form=AnswerForm(
+                position=position,
+                min_chars=study.min_answer_chars,
+                max_chars=study.max_answer_chars,
+            ),
             page=task_page(setting=setting, condition=condition, shuffle_seed=0),
             position=position,
             n_tasks=len(the_cell.tasks),

@@ -17,7 +17,9 @@ One file can hold both groups: JSONL and CSV through a group column whose values
 
 Every problem raises :class:`OutputImportError` with a message for the researcher, before
 anything is stored: an empty group, a value that is not text (or an empty text), bytes that are
-not UTF-8, a file over the size limit, a missing column or field, malformed JSON.
+not UTF-8, a NUL character (byte 0x00 or JSON ``\\u0000``) or a lone surrogate escape (JSON
+``\\ud800``), which no database stores the same way, a file over the size limit, a missing column
+or field, malformed or too deeply nested JSON.
 """
 from __future__ import annotations
 
@@ -90,13 +92,20 @@ def decode(data: bytes, *, name: str) -> str:
     Raises :class:`OutputImportError` naming the first undecodable byte and its offset.
     """
     try:
-        return data.decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         bad = data[exc.start : exc.start + 1].hex()
         raise OutputImportError(
             f"{name} is not UTF-8 text: the byte 0x{bad} at position {exc.start} cannot be "
             "decoded. Save the file as UTF-8 and try again."
         ) from None
+    nul = text.find("\x00")
+    if nul >= 0:
+        raise OutputImportError(
+            f"{name} holds a NUL character (byte 0x00) at character {nul}; it is not text. "
+            "Remove it and try again."
+        )
+    return text
 
 
 def detect_format(name: str, chosen: str) -> str:
@@ -127,8 +136,24 @@ def _type_name(value: object) -> str:
     return type(value).__name__
 
 
+def _storable(value: str, *, where: str) -> str:
+    """``value`` unless it holds NUL or a lone surrogate (from JSON escapes); else an error."""
+    if "\x00" in value:
+        raise OutputImportError(f"{where}: the text holds a NUL character (\\u0000).")
+    if any("\ud800" <= ch <= "\udfff" for ch in value):
+        raise OutputImportError(
+            f"{where}: the text holds a lone surrogate escape (\\ud800-\\udfff), which is not text."
+        )
+    return value
+
+
+def _label(value: object, *, where: str) -> str:
+    """A group label (prompt): ``value`` if it is text (checked as :func:`_storable`), else ``""``."""
+    return _storable(value, where=where) if isinstance(value, str) else ""
+
+
 def _text(value: object, *, where: str) -> str:
-    """``value`` if it is a non-blank string; else a clear error naming ``where``."""
+    """``value`` if it is a non-blank, storable string; else a clear error naming ``where``."""
     if not isinstance(value, str):
         shown = json.dumps(value)[:40] if not isinstance(value, (dict, list)) else ""
         raise OutputImportError(
@@ -136,7 +161,7 @@ def _text(value: object, *, where: str) -> str:
         )
     if not value.strip():
         raise OutputImportError(f"{where}: the text is empty.")
-    return value
+    return _storable(value, where=where)
 
 
 def _load_json(text: str, *, name: str) -> object:
@@ -146,6 +171,10 @@ def _load_json(text: str, *, name: str) -> object:
         raise OutputImportError(
             f"{name} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})."
         ) from None
+    except (RecursionError, ValueError) as exc:
+        # RecursionError: nesting deeper than Python's stack; ValueError: e.g. an integer with
+        # more digits than Python converts.
+        raise OutputImportError(f"{name} cannot be read as JSON ({type(exc).__name__}).") from None
 
 
 def _prompt_entry(entry: object, *, where: str) -> tuple[list[str], str]:
@@ -154,8 +183,7 @@ def _prompt_entry(entry: object, *, where: str) -> tuple[list[str], str]:
     outputs = entry["outputs"]
     if not isinstance(outputs, list):
         raise OutputImportError(f"{where}.outputs: expected a list, found {_type_name(outputs)}.")
-    prompt = entry.get("prompt", "")
-    label = prompt if isinstance(prompt, str) else ""
+    label = _label(entry.get("prompt", ""), where=f"{where}.prompt")
     return [_text(v, where=f"{where}.outputs[{i}]") for i, v in enumerate(outputs)], label
 
 
@@ -196,7 +224,7 @@ def _json_both(data: object, *, name: str) -> ImportedGroups:
                     _text(tok, where=f"{where}[{j}]")
                 texts.append(_text(" ".join(tokens), where=where))
             groups.append(texts)
-        labels = [data.get(k) if isinstance(data.get(k), str) else "" for k in ("prompt1", "prompt2")]
+        labels = [_label(data.get(k), where=f"{name}, {k}") for k in ("prompt1", "prompt2")]
         return ImportedGroups(groups[0], groups[1], labels[0], labels[1])
     if isinstance(data, dict) and len(data) == 2:
         (k1, e1), (k2, e2) = data.items()
@@ -219,6 +247,10 @@ def _jsonl_rows(text: str, *, name: str, field_name: str, group_field: str) -> l
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             raise OutputImportError(f"{name}, line {lineno} is not valid JSON ({exc.msg}).") from None
+        except (RecursionError, ValueError) as exc:
+            raise OutputImportError(
+                f"{name}, line {lineno} cannot be read as JSON ({type(exc).__name__})."
+            ) from None
         if not isinstance(obj, dict):
             raise OutputImportError(f"{name}, line {lineno}: expected an object, found {_type_name(obj)}.")
         if field_name not in obj:

@@ -686,10 +686,16 @@ def setting_create_from_patterns(
     with transaction.atomic():
         study = Study.objects.select_for_update().get(pk=study.pk)
         if study.participants.exists():
+            if study.participants.filter(is_pilot=False).exists():
+                hint = "Add the setting to a study nobody has taken yet."
+            else:
+                hint = (
+                    "They are all pilot participants: delete the pilot "
+                    f"(`manage.py pilot {study.slug} --delete` or the researcher page), then build."
+                )
             raise SettingBuildError(
                 f"Study '{study.slug}' already has participants, so its settings cannot change: a new "
-                "main setting would change the counterbalancing cells they were assigned to. "
-                "Add the setting to a study nobody has taken yet."
+                f"main setting would change the counterbalancing cells they were assigned to. {hint}"
             )
         if mining_job.status != JobStatus.SUCCEEDED:
             raise SettingBuildError("The mining job has not finished successfully.")

@@ -2,10 +2,11 @@
 import json
 
 import pytest
-from django.core.management import CommandError, call_command
+from django.core.management import CommandError, call_command, execute_from_command_line
 from django.test import Client
 from statsmodels.stats.proportion import proportions_ztest
 
+from analysis.__main__ import main as analysis_main
 from spotlight_study.annotation.services import LabelInput, assignment_next, label_save
 from spotlight_study.participation.models import TaskResponse
 
@@ -44,8 +45,13 @@ def test_analyze_reports_the_z_test_of_the_annotated_data(demo_study, tmp_path, 
     annotators = [make_user(f"a{i}", "annotators") for i in range(2)]
     main = TaskResponse.objects.filter(position__gt=0).order_by("pk")
     # Pattern answers identified; every second no-pattern answer identified.
-    no_pattern_ids = [r.pk for r in main if r.condition == "no_pattern"]
-    chosen = set(no_pattern_ids[::2])
+    # Chosen per setting: alternating over all settings together could leave one setting with
+    # every no-pattern answer identified (the pks follow the random tie-break), and then the
+    # z statistic is undefined (pooled proportion 1).
+    chosen = set()
+    for key in ("doctor", "farming"):
+        ids = [r.pk for r in main if r.condition == "no_pattern" and r.setting.key == key]
+        chosen.update(ids[::2])
 
     def identified(r):
         return r.position == 0 or r.condition == "pattern" or r.pk in chosen
@@ -70,9 +76,42 @@ def test_analyze_reports_the_z_test_of_the_annotated_data(demo_study, tmp_path, 
 
 
 def test_analyze_before_annotation_fails_clearly(demo_study, tmp_path, staff_client):
-    """Without final labels, analyze says the data cannot be analysed yet and publishes nothing."""
+    """Without final labels, analyze says the data cannot be analysed yet (status 2) and publishes nothing."""
     Walker(Client(), demo_study.slug).complete()
-    with pytest.raises(CommandError, match="cannot be analysed yet"):
+    with pytest.raises(CommandError, match="cannot be analysed yet.*annotated first") as err:
         call_command("analyze", demo_study.slug, "--out", str(tmp_path))
+    assert err.value.returncode == 2
     response = staff_client.get(f"/researcher/{demo_study.slug}/report/")
     assert response.status_code == 404 and "No analysis report yet" in response.content.decode()
+
+
+def test_analyze_without_answers_says_so_with_status_2(demo_study, tmp_path, staff_client):
+    """A study nobody has answered yet gives a clear message and status 2, not a traceback."""
+    with pytest.raises(CommandError, match="no participant has answered a main task yet") as err:
+        call_command("analyze", demo_study.slug, "--out", str(tmp_path))
+    assert err.value.returncode == 2
+    response = staff_client.get(f"/researcher/{demo_study.slug}/report/")
+    assert response.status_code == 404
+
+
+@pytest.mark.parametrize("answered", [False, True], ids=["no answers", "answers without labels"])
+def test_analyze_on_the_command_line_exits_2_without_traceback(demo_study, tmp_path, capsys, answered):
+    """Run as ``manage.py analyze``, unanalysable data print one error line and exit with status 2."""
+    if answered:
+        Walker(Client(), demo_study.slug).complete()
+    with pytest.raises(SystemExit) as exit_info:
+        execute_from_command_line(["manage.py", "analyze", demo_study.slug, "--out", str(tmp_path)])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("CommandError: The data cannot be analysed yet: responses.csv")
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_python_m_analysis_on_an_empty_export_exits_2(demo_study, tmp_path, capsys):
+    """The platform's export of a study without answers, read by ``python -m analysis``: status 2."""
+    call_command("export_results", demo_study.slug, "--out", str(tmp_path / "export"))
+    assert analysis_main([str(tmp_path / "export"), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err == ("error: responses.csv has no rows: no participant has answered a main task yet, "
+                   "so there is nothing to analyse\n")
+    assert not (tmp_path / "out").exists()

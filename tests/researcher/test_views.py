@@ -23,7 +23,8 @@ def test_dashboard_shows_cells_times_and_flags(client, staff_client, demo_study)
     html = staff_client.get(f"/researcher/{demo_study.slug}/").content.decode()
     totals = re.search(r"<th colspan=\"2\">Total</th><th>(\d+)</th><th>(\d+)</th>", html)
     assert totals.groups() == ("1", "2")
-    assert html.count("<td>failed instruction check") == 2
+    flagged = re.search(r'<table id="flagged-participants">(.*?)</table>', html, re.S).group(1)
+    assert flagged.count("failed instruction check") == 2
     assert "Median time per task" in html and "doctor" in html
     for p in Participant.objects.all():
         assert p.prolific_pid not in html

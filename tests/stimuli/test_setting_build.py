@@ -98,6 +98,19 @@ def test_refused_once_the_study_has_participants(mined_job, demo_study, client):
     assert list(demo_study.settings.values_list("key", flat=True)) == before
 
 
+def test_pilot_only_study_says_to_delete_the_pilot(mined_job, demo_study):
+    """With only pilot participants, the refusal says how to delete the pilot; after that the build works."""
+    from django.core.management import call_command
+
+    call_command("pilot", demo_study.slug, "--participants", "2")
+    with pytest.raises(SettingBuildError, match="all pilot participants.*--delete"):
+        build(mined_job, demo_study)
+    call_command("pilot", demo_study.slug, "--delete")
+    setting = build(mined_job, demo_study)
+    assert Setting.objects.filter(study_id=demo_study.pk, kind=Setting.Kind.MAIN).count() == 3
+    assert setting.key == "pronouns"
+
+
 def test_taken_key_and_foreign_patterns_are_refused(mined_job, demo_study):
     """A key the study already uses, or a pattern from another job, is refused."""
     with pytest.raises(SettingBuildError, match="already has a setting with the key 'doctor'"):
@@ -125,7 +138,7 @@ def test_participant_flow_shows_the_new_setting(mined_job, demo_study, client):
     pages = []
     for _ in range(3):
         pages.append(walker.page().content.decode())
-        walker.post({"answer": "An answer.", "client_events": ""})
+        walker.post({walker.answer_field(): "An answer.", "client_events": ""})
     shown = [p for p in pages if escape(setting.group1_texts[0]) in p]
     assert len(shown) == 1
     assert all(escape(t) in shown[0] for t in setting.group1_texts + setting.group2_texts)

@@ -1,4 +1,9 @@
-"""``manage.py analyze SLUG --out DIR``: run the study statistics on the study's current data."""
+"""``manage.py analyze SLUG --out DIR``: run the study statistics on the study's current data.
+
+Exit status 0 on success; 2, with a one-line message and no traceback, when the data cannot be
+analysed yet (no answers, answers without final labels, a condition group still empty); 1 for
+other errors (unknown study, output directory not writable).
+"""
 from django.core.management.base import BaseCommand, CommandError
 
 from spotlight_study.researcher.services import analysis_run
@@ -14,8 +19,13 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("slug")
         parser.add_argument("--out", required=True, help="Directory to write into.")
+        parser.add_argument(
+            "--include-pilot",
+            action="store_true",
+            help="Analyse the pilot participants (manage.py pilot) too; left out by default.",
+        )
 
-    def handle(self, *args, slug, out, **options):
+    def handle(self, *args, slug, out, include_pilot=False, **options):
         from analysis import AnalysisInputError
 
         try:
@@ -23,14 +33,23 @@ class Command(BaseCommand):
         except Study.DoesNotExist:
             raise CommandError(f"No study with slug '{slug}'.") from None
         try:
-            results = analysis_run(study=study, out_dir=out)
+            results = analysis_run(study=study, out_dir=out, include_pilot=include_pilot)
         except AnalysisInputError as exc:
-            raise CommandError(f"The data cannot be analysed yet: {exc}") from None
+            # Status 2, like ``python -m analysis``: the input cannot be analysed (as opposed to 1,
+            # the command itself failing).
+            raise CommandError(f"The data cannot be analysed yet: {exc}", returncode=2) from None
         except OSError as exc:
             raise CommandError(f"Cannot write to {out}: {exc.strerror or exc}") from None
         self.stdout.write(f"Report: {out}/report.html (input SHA-256 {results['input_sha256']})")
-        for setting, r in results["identification"].items():
-            self.stdout.write(
-                f"  {setting}: identified {r['k_no_pattern']}/{r['n_no_pattern']} without vs "
-                f"{r['k_pattern']}/{r['n_pattern']} with pattern, z={r['z']}, p={r['p']}"
-            )
+        if include_pilot:
+            self.stdout.write("  The data include the pilot participants.")
+        for section, treatment, words in (
+            ("identification", "pattern", "pattern"),
+            ("identification_with_distractors", "pattern_with_distractors", "pattern + distractors"),
+        ):
+            for setting, r in results[section].items():
+                self.stdout.write(
+                    f"  {setting}: identified {r['k_no_pattern']}/{r['n_no_pattern']} without vs "
+                    f"{r[f'k_{treatment}']}/{r[f'n_{treatment}']} with {words}, z={r['z']}, "
+                    f"p={r['p']}, p (Holm)={results['holm'][section][setting]['p_holm']}"
+                )

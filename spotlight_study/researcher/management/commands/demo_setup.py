@@ -12,9 +12,10 @@ ROLES = ("researchers", "annotators", "adjudicators")
 
 class Command(BaseCommand):
     help = (
-        "Create (or reset) the demo logins 'researcher' (staff), 'annotator' and 'adjudicator' "
-        "with new random passwords, and print them with a participant link for the demo study. "
-        "For local use only."
+        "Create (or reset) the demo logins 'researcher' (staff), one annotator per annotator the "
+        "study needs per answer (k: 'annotator1', 'annotator2', ...) and 'adjudicator', with new "
+        "random passwords, and print them with a participant link for the demo study. For local "
+        "use only."
     )
 
     def add_arguments(self, parser):
@@ -23,39 +24,45 @@ class Command(BaseCommand):
 
     @transaction.atomic
     def handle(self, *args, slug, base_url, **options):
-        if not Study.objects.filter(slug=slug).exists():
+        study = Study.objects.filter(slug=slug).first()
+        if study is None:
             raise CommandError(f"No study '{slug}': run import_study first.")
         groups = {name: Group.objects.get_or_create(name=name)[0] for name in ROLES}
+        # k annotators, so that every answer can get its k labels in the demo.
+        annotators = [f"annotator{i}" for i in range(1, study.annotators_per_item + 1)]
+        accounts = [("researcher", True, "researchers")]
+        accounts += [(name, False, "annotators") for name in annotators]
+        accounts += [("adjudicator", False, "adjudicators")]
         logins = {}
-        for username, staff, group in (
-            ("researcher", True, "researchers"),
-            ("annotator", False, "annotators"),
-            ("adjudicator", False, "adjudicators"),
-        ):
+        for username, staff, group in accounts:
             user, _ = User.objects.get_or_create(username=username)
             password = secrets.token_urlsafe(12)
             user.set_password(password)
             user.is_staff = staff
             user.is_superuser = staff
+            user.is_active = True
             user.save()
             user.groups.add(groups[group])
             logins[username] = password
         pid, study_id, session_id = (secrets.token_hex(12) for _ in range(3))
         base = base_url.rstrip("/")
-        self.stdout.write(
-            "\n".join(
-                [
-                    "",
-                    "Spotlight study server (demo)",
-                    f"  Participant link:  {base}/s/{slug}/?PROLIFIC_PID={pid}&STUDY_ID={study_id}&SESSION_ID={session_id}",
-                    "                     (each new 24-hex PROLIFIC_PID is a new participant)",
-                    f"  Researcher login:  {base}/accounts/login/  user 'researcher'  password '{logins['researcher']}'",
-                    f"  Researcher page:   {base}/researcher/{slug}/",
-                    f"  Annotator login:   {base}/accounts/login/  user 'annotator'  password '{logins['annotator']}'",
-                    f"  Adjudicator login: {base}/accounts/login/  user 'adjudicator'  password '{logins['adjudicator']}'",
-                    f"  Annotation page:   {base}/annotate/  (researchers: {base}/annotate/{slug}/overview/)",
-                    "  (passwords are new each time this command runs)",
-                    "",
-                ]
-            )
-        )
+        login = f"{base}/accounts/login/"
+        lines = [
+            "",
+            "Spotlight study server (demo)",
+            f"  Participant link:  {base}/s/{slug}/?PROLIFIC_PID={pid}&STUDY_ID={study_id}&SESSION_ID={session_id}",
+            "                     (each new 24-hex PROLIFIC_PID is a new participant)",
+            f"  Researcher login:  {login}  user 'researcher'  password '{logins['researcher']}'",
+            f"  Researcher page:   {base}/researcher/{slug}/",
+        ]
+        for i, name in enumerate(annotators, start=1):
+            label = f"Annotator {i} login:" if len(annotators) > 1 else "Annotator login:"
+            lines.append(f"  {label:<19}{login}  user '{name}'  password '{logins[name]}'")
+        lines += [
+            f"  Adjudicator login: {login}  user 'adjudicator'  password '{logins['adjudicator']}'",
+            f"  Annotation page:   {base}/annotate/  (researchers: {base}/annotate/{slug}/overview/)",
+            f"  ({len(annotators)} annotators: each answer is labelled by k = "
+            f"{study.annotators_per_item}; passwords are new each time this command runs)",
+            "",
+        ]
+        self.stdout.write("\n".join(lines))

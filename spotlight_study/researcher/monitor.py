@@ -1,0 +1,321 @@
+"""Reads of the live monitor: one row per participant with step, times, flags and statuses.
+
+The monitor is for watching a study while it runs (oTree's monitor, Prolific's dashboard), so it
+has to stay fast with 10,000 participants and a refresh every few seconds. It issues a constant
+number of queries whatever the number of participants:
+
+1. the participants of the population, four small columns each (no dates or JSON, whose
+   conversion is what costs time at 10,000 rows);
+2. the saved main answers of the population, for the flags (``identical_answer`` needs all of
+   them: a text is repeated or not only with respect to the whole population);
+3. the shown page's participants in full (at most :data:`PAGE_SIZE`);
+4. the answers of the shown page's participants, for the time on the current step;
+5. the Prolific submissions of the shown page's participants.
+
+Flags come from :mod:`spotlight_study.participation.flags` (the one definition), with the
+populations of the export and the researcher page: real participants are compared with real
+participants and pilot participants with pilot participants. Participants are shown by their
+export pseudonym, never by their Prolific ID.
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db.models import Q
+from django.utils import timezone
+
+from spotlight_study.participation import flags as quality_flags
+from spotlight_study.participation.models import Participant, TaskResponse
+from spotlight_study.participation.selectors import participant_pseudonym
+from spotlight_study.prolific.models import Submission
+from spotlight_study.studies.models import Setting, Study
+from spotlight_study.studies.selectors import study_cells
+
+#: Rows per page of the monitor.
+PAGE_SIZE = 200
+#: Seconds between two refreshes of the rows by the page's script (static/js/monitor.js).
+REFRESH_SECONDS = 5
+
+#: Values of the ``pilot`` filter: real participants only (default), pilots too, pilots only.
+PILOT_EXCLUDE, PILOT_INCLUDE, PILOT_ONLY = "exclude", "include", "only"
+PILOT_CHOICES = (
+    (PILOT_EXCLUDE, "Real participants only"),
+    (PILOT_INCLUDE, "Real and pilot participants"),
+    (PILOT_ONLY, "Pilot participants only"),
+)
+#: Values of the ``flag`` filter besides the flag keys: any flag at all, no flag.
+FLAG_ANY, FLAG_NONE = "any", "none"
+
+
+@dataclass(frozen=True)
+class MonitorFilters:
+    """What the monitor shows: ``status`` is a :class:`Participant.Status` value or ``""`` (any);
+    ``flag`` a key of :data:`~spotlight_study.participation.flags.FLAG_KEYS`, ``"any"``,
+    ``"none"`` or ``""`` (no filter); ``pilot`` one of :data:`PILOT_CHOICES`; ``page`` 1-based."""
+
+    status: str = ""
+    flag: str = ""
+    pilot: str = PILOT_EXCLUDE
+    page: int = 1
+
+
+@dataclass(frozen=True)
+class MonitorRow:
+    """One participant as the monitor shows them.
+
+    ``step_seconds`` is the time on the current step and ``total_seconds`` the time so far, in
+    whole seconds (``None`` when not meaningful, e.g. the step of a participant who is done);
+    ``flags`` are ``(label, answer count)`` pairs in the order of ``FLAG_KEYS``;
+    ``prolific_status`` is the latest known Prolific submission status or ``""``.
+    """
+
+    participant: str
+    pilot: bool
+    cell: int
+    cell_label: str
+    step: str
+    step_seconds: int | None
+    total_seconds: int | None
+    flags: tuple[tuple[str, int], ...]
+    status: str
+    status_label: str
+    prolific_status: str
+
+    @property
+    def step_time(self) -> str:
+        """The time on the current step for people (``"4 min 05 s"``), or ``""``."""
+        return duration_display(self.step_seconds)
+
+    @property
+    def total_time(self) -> str:
+        """The time so far for people, or ``""``."""
+        return duration_display(self.total_seconds)
+
+
+@dataclass(frozen=True)
+class MonitorPage:
+    """One page of the monitor: ``rows`` of this page, ``total`` rows over all pages, the
+    1-based ``page`` (clamped to the last page) of ``pages``, and ``generated_at`` (UTC)."""
+
+    rows: list[MonitorRow]
+    total: int
+    page: int
+    pages: int
+    generated_at: datetime
+
+
+def duration_display(seconds: int | None) -> str:
+    """``seconds`` for people: ``"42 s"``, ``"3 min 05 s"``, ``"1 h 02 min"``; ``""`` for None."""
+    if seconds is None:
+        return ""
+    seconds = max(0, int(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, secs = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {secs:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
+def _step_label(step: str, task_index: int, n_tasks: int) -> str:
+    if step == Participant.Step.TASK:
+        return f"task {task_index + 1} of {n_tasks}"
+    return step
+
+
+def _seconds(later: datetime | None, earlier: datetime | None) -> int | None:
+    if later is None or earlier is None:
+        return None
+    return max(0, int((later - earlier).total_seconds()))
+
+
+def _step_started_at(p: dict, answers: dict[int, tuple]) -> datetime | None:
+    """When the participant entered their current step, from the recorded instants.
+
+    ``answers`` maps position (0 = training) to ``(served_at, answered_at)``. A task step starts
+    when its page was first served; until then (the page was not loaded yet) it started when the
+    previous step ended. Instructions start at consent; the survey when the last answer was
+    saved; training, before its page is served, when the instructions were submitted (the
+    participant row's last write).
+    """
+    step = p["step"]
+    if step == Participant.Step.CONSENT:
+        return p["started_at"]
+    if step == Participant.Step.INSTRUCTIONS:
+        return p["consented_at"]
+    if step in (Participant.Step.TRAINING, Participant.Step.TASK):
+        position = 0 if step == Participant.Step.TRAINING else p["task_index"] + 1
+        if position in answers:
+            return answers[position][0]
+        if position - 1 in answers and answers[position - 1][1]:
+            return answers[position - 1][1]
+        return p["updated_at"]
+    if step == Participant.Step.SURVEY:
+        saved = [answered for _served, answered in answers.values() if answered]
+        return max(saved) if saved else p["updated_at"]
+    return None
+
+
+def _participant_flags(
+    *, study: Study, participants: list[dict], pilot_filter: Q
+) -> dict[int, Counter]:
+    """``{participant_id: Counter(flag key -> number of flagged main answers)}``, for the
+    flagged participants only (most are not; a Counter each would cost more than the flags).
+
+    One query over the saved main answers of the shown populations; ``identical_answer`` is
+    computed within each population (real, pilot) separately, as in the export and the
+    researcher page. ``failed_instruction_check`` counts 1 per participant whose check failed.
+    """
+    check = {p["id"]: p["instruction_check_passed"] for p in participants}
+    evidence: dict[bool, list[tuple[int, quality_flags.AnswerEvidence]]] = {False: [], True: []}
+    for pid, pilot, answer, ms, pastes, chars, hidden in (
+        TaskResponse.objects.filter(
+            pilot_filter,
+            participant__study=study,
+            answered_at__isnull=False,
+            setting__kind=Setting.Kind.MAIN,
+        )
+        .order_by()
+        .values_list(
+            "participant_id", "participant__is_pilot", "answer", "time_on_task_ms",
+            "paste_count", "paste_chars", "hidden_ms",
+        )
+        .iterator(chunk_size=5000)
+    ):
+        evidence[pilot].append(
+            (
+                pid,
+                quality_flags.AnswerEvidence(
+                    answer=answer,
+                    time_on_task_ms=ms,
+                    paste_count=pastes,
+                    paste_chars=chars,
+                    hidden_ms=hidden,
+                    # The participant's check is counted once below, not once per answer.
+                    instruction_check_passed=None,
+                ),
+            )
+        )
+    counts: dict[int, Counter] = {}
+    for population in evidence.values():
+        per_answer = quality_flags.flags_of_answers(
+            [e for _pid, e in population], short_time_flag_seconds=study.short_time_flag_seconds
+        )
+        for (pid, _e), answer_flags in zip(population, per_answer):
+            if answer_flags:
+                counts.setdefault(pid, Counter()).update(answer_flags)
+    for pid, passed in check.items():
+        if passed is False:
+            counts.setdefault(pid, Counter())[quality_flags.FAILED_INSTRUCTION_CHECK] = 1
+    return counts
+
+
+_NO_FLAGS: Counter = Counter()
+
+
+def _has_flag(counts: Counter, flag: str) -> bool:
+    if flag == FLAG_ANY:
+        return any(counts.values())
+    if flag == FLAG_NONE:
+        return not any(counts.values())
+    return counts[flag] > 0
+
+
+def _prolific_statuses(*, study: Study, ids: list[int]) -> dict[int, str]:
+    """``{participant_id: latest Prolific submission status}`` for the given participants."""
+    latest: dict[int, tuple] = {}
+    for pid, status, status_at in Submission.objects.filter(
+        prolific_study__study=study, participant_id__in=ids
+    ).values_list("participant_id", "status", "status_at"):
+        if pid not in latest or status_at >= latest[pid][1]:
+            latest[pid] = (status, status_at)
+    return {pid: status for pid, (status, _at) in latest.items()}
+
+
+def monitor_page(
+    *, study: Study, filters: MonitorFilters, now: datetime | None = None
+) -> MonitorPage:
+    """One page of the live monitor of ``study`` (newest participants first).
+
+    ``filters`` must hold valid values (the view validates them with its form); a ``page``
+    beyond the last is clamped to the last page. ``study`` should come with its settings
+    prefetched (``study_get_with_settings``) so the cell labels cost no query.
+
+    The current step is ``consent``, ``instructions``, ``training``, ``task k of n``, ``survey``
+    or ``done``. The time on the step runs from the instant the step was entered (see
+    :func:`_step_started_at`) to ``now`` and is shown only while the participant is in
+    progress; the time so far runs from arrival (``started_at``) to the end
+    (``finished_at``), to ``now`` while in progress, and to the participant's last recorded
+    change for those who left without finishing (returned, timed out, rejected).
+    """
+    now = now or timezone.now()
+    if filters.pilot == PILOT_ONLY:
+        pilot_q, answer_pilot_q = Q(is_pilot=True), Q(participant__is_pilot=True)
+    elif filters.pilot == PILOT_INCLUDE:
+        pilot_q, answer_pilot_q = Q(), Q()
+    else:
+        pilot_q, answer_pilot_q = Q(is_pilot=False), Q(participant__is_pilot=False)
+    status_q = Q(status=filters.status) if filters.status else Q()
+    people = list(
+        Participant.objects.filter(pilot_q, status_q, study=study)
+        .order_by("-started_at", "-pk")
+        .values("id", "is_pilot", "status", "instruction_check_passed")
+    )
+    flag_counts = _participant_flags(study=study, participants=people, pilot_filter=answer_pilot_q)
+    if filters.flag:
+        people = [p for p in people if _has_flag(flag_counts.get(p["id"], _NO_FLAGS), filters.flag)]
+
+    total = len(people)
+    pages = max(1, math.ceil(total / PAGE_SIZE))
+    page = min(max(1, filters.page), pages)
+    ids = [p["id"] for p in people[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]]
+    details = {
+        p["id"]: p
+        for p in Participant.objects.filter(pk__in=ids).values(
+            "id", "prolific_pid", "is_pilot", "cell_index", "cell_plan", "status", "step",
+            "task_index", "started_at", "consented_at", "finished_at", "updated_at",
+        )
+    }
+    # A participant deleted between the two queries (pilot deletion) is left out.
+    shown = [details[i] for i in ids if i in details]
+
+    answers: dict[int, dict[int, tuple]] = defaultdict(dict)
+    for pid, position, served, answered in TaskResponse.objects.filter(
+        participant_id__in=ids
+    ).order_by().values_list("participant_id", "position", "served_at", "answered_at"):
+        answers[pid][position] = (served, answered)
+    prolific = _prolific_statuses(study=study, ids=ids)
+    labels = {c.index: c.label for c in study_cells(study)}
+    status_labels = dict(Participant.Status.choices)
+
+    rows = []
+    for p in shown:
+        in_progress = p["status"] == Participant.Status.IN_PROGRESS
+        end = p["finished_at"] or (now if in_progress else p["updated_at"])
+        counts = flag_counts.get(p["id"], _NO_FLAGS)
+        rows.append(
+            MonitorRow(
+                participant=participant_pseudonym(study=study, prolific_pid=p["prolific_pid"]),
+                pilot=p["is_pilot"],
+                cell=p["cell_index"],
+                cell_label=labels.get(p["cell_index"], ""),
+                step=_step_label(p["step"], p["task_index"], len(p["cell_plan"])),
+                step_seconds=_seconds(now, _step_started_at(p, answers[p["id"]]))
+                if in_progress and p["step"] != Participant.Step.DONE
+                else None,
+                total_seconds=_seconds(end, p["started_at"]),
+                flags=tuple(
+                    (quality_flags.FLAG_LABELS[key], counts[key])
+                    for key in quality_flags.FLAG_KEYS
+                    if counts[key]
+                ),
+                status=p["status"],
+                status_label=status_labels.get(p["status"], p["status"]),
+                prolific_status=prolific.get(p["id"], ""),
+            )
+        )
+    return MonitorPage(rows=rows, total=total, page=page, pages=pages, generated_at=now)

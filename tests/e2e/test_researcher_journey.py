@@ -1,0 +1,250 @@
+"""End-to-end test of issue 12's "Done when": a new researcher's first pilot, start to finish.
+
+With only what ``scripts/serve.sh`` prints (the study import and ``demo_setup``, run here through
+``call_command`` with the live server's address), a researcher runs a pilot of 10 from the study
+page, watches it in the live monitor, has the printed annotators label every answer (one by
+clicks, one by keyboard shortcuts) and the printed adjudicator settle the one disagreement,
+downloads the zip with the pilot and runs the analysis. The database is checked after each stage.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import zipfile
+from collections import Counter
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from playwright.sync_api import Browser, Page, expect
+
+from spotlight_study.annotation.models import Annotation, FinalLabel, Item
+from spotlight_study.participation.models import Participant, TaskResponse
+from spotlight_study.studies.models import Setting, Study
+
+from .conftest import DEMO_STUDY_FILE
+
+pytestmark = pytest.mark.browser
+
+SLUG = "spotlight-replication"
+LOGIN_LINE = re.compile(r"login:\s+(\S+)/accounts/login/\s+user '([^']+)'\s+password '([^']+)'")
+EXPECTED_ZIP = {
+    "responses.csv",
+    "survey.csv",
+    "participants.csv",
+    "participants_wide.csv",
+    "README.txt",
+}
+
+
+def _printed_setup(base_url: str) -> tuple[dict[str, str], str]:
+    """Run serve.sh's set-up steps; return the printed logins and the printed researcher page."""
+    call_command("import_study", str(DEMO_STUDY_FILE), "--if-missing", stdout=StringIO())
+    out = StringIO()
+    call_command("demo_setup", "--base-url", base_url, stdout=out)
+    text = out.getvalue()
+    logins = {}
+    for printed_base, user, password in LOGIN_LINE.findall(text):
+        assert printed_base == base_url
+        logins[user] = password
+    page_url = re.search(r"Researcher page:\s+(\S+)", text).group(1)
+    return logins, page_url
+
+
+def _log_in(browser: Browser, base_url: str, username: str, password: str) -> Page:
+    """A page in a fresh browser context, logged in through the site's login form."""
+    context = browser.new_context()
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    page.goto(f"{base_url}/accounts/login/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Log in").click()
+    expect(page.locator(".site-nav-user")).to_have_text(username)
+    return page
+
+
+def _label_for(answer: str) -> tuple[bool, bool, bool]:
+    """The (identified, surface difference, no difference) label both annotators give a text.
+
+    A rule on the text alone, so that two annotators who meet the items in different orders still
+    agree: the simulated identifying answers quote the pattern's tokens.
+    """
+    no_difference = "not find a clear difference" in answer or "not see any difference" in answer
+    no_difference = no_difference or "look the same" in answer
+    return '"' in answer, False, no_difference
+
+
+def _label_queue(page: Page, base_url: str, *, hotkeys: bool, disagree_first: bool) -> list[str]:
+    """Label every item of the annotator's queue on the item page; return the public ids.
+
+    With ``hotkeys`` the digits choose the options and Ctrl+Enter saves and opens the next item;
+    otherwise the options are clicked and "Save and next item" pressed. ``disagree_first`` flips
+    the surface-difference answer on the first item, to send it to adjudication.
+    """
+    page.goto(f"{base_url}/annotate/")
+    page.get_by_role("link", name="My queue").click()
+    status = page.locator(".queue-status").inner_text()
+    open_count = int(re.search(r"Still open to you: (\d+)", status).group(1))
+    page.get_by_role("button", name="Next item").click()
+    labeled = []
+    while len(labeled) < open_count:
+        expect(page.locator("#progress")).to_have_text(f"{len(labeled)} / {open_count}")
+        item_id = page.locator("#item-id").inner_text()
+        assert item_id not in labeled
+        identified, surface, no_difference = _label_for(page.locator("#answer-text").inner_text())
+        if disagree_first and not labeled:
+            surface = not surface
+        if hotkeys:
+            page.locator("body").click()
+            keys = ("1" if identified else "2", "3" if surface else "4")
+            for key in (*keys, "5" if no_difference else "6"):
+                page.keyboard.press(key)
+            expect(page.locator(f"#id_identified_{0 if identified else 1}")).to_be_checked()
+            page.keyboard.press("Control+Enter")
+        else:
+            for field, value in (
+                ("identified", identified),
+                ("surface_difference", surface),
+                ("no_difference", no_difference),
+            ):
+                page.locator(f"#id_{field}_{0 if value else 1}").check()
+            page.get_by_role("button", name="Save and next item").click()
+        expect(page.locator(".messages")).to_contain_text("Saved.")
+        labeled.append(item_id)
+    expect(page.locator(".messages")).to_contain_text("There is nothing left for you to label")
+    expect(page.locator("#labeled-count")).to_have_text(str(open_count))
+    return labeled
+
+
+def test_new_researcher_pilots_annotates_downloads_and_analyses(browser, live_server, tmp_path):
+    """Printed logins suffice to pilot 10, monitor, reach final labels, download and analyse."""
+    base = live_server.url
+    logins, researcher_page = _printed_setup(base)
+    annotators = sorted(u for u in logins if u.startswith("annotator"))
+    study = Study.objects.get(slug=SLUG)
+    assert annotators == [f"annotator{i}" for i in range(1, study.annotators_per_item + 1)]
+    assert {"researcher", "adjudicator"} <= set(logins)
+    assert researcher_page == f"{base}/researcher/{SLUG}/"
+
+    # 1. Pilot of 10 with the button on the study page.
+    researcher = _log_in(browser, base, "researcher", logins["researcher"])
+    researcher.goto(researcher_page)
+    expect(researcher.get_by_text("No pilot yet.")).to_be_visible()
+    researcher.locator("#pilot-n").fill("10")
+    researcher.get_by_role("button", name="Run a pilot").click()
+    expect(researcher.locator(".messages")).to_contain_text("Pilot: 10 simulated participant(s)")
+    pilots = Participant.objects.filter(study=study, is_pilot=True)
+    assert pilots.count() == 10 and not Participant.objects.filter(study=study, is_pilot=False)
+    statuses = Counter(pilots.values_list("status", flat=True))
+    assert statuses[Participant.Status.COMPLETED] >= 1
+    answered = TaskResponse.objects.filter(participant__study=study, answered_at__isnull=False)
+    n_answers = answered.count()
+    assert n_answers > 10  # every pilot answers the training task, most the main tasks too
+
+    # 2. The live monitor leaves pilots out by default and shows them when asked.
+    researcher.get_by_role("link", name="Live monitor").click()
+    rows = researcher.locator("#monitor-rows tr")
+    expect(rows).to_have_text(["No participant matches these filters."])
+    for choice in ("include", "only"):
+        researcher.locator("#id_pilot").select_option(choice)
+        researcher.get_by_role("button", name="Filter").click()
+        expect(researcher.locator("#monitor-rows tr.pilot")).to_have_count(10)
+        for status, n in statuses.items():
+            expect(researcher.locator(f"#monitor-rows tr.status-{status}")).to_have_count(n)
+    expect(researcher.locator("#monitor-rows")).to_contain_text("(pilot)")
+    for pid in pilots.values_list("prolific_pid", flat=True):
+        expect(researcher.locator("#monitor-rows")).not_to_contain_text(pid)
+
+    # 3. The printed annotators label every answer; both see all of them.
+    annotator_pages = {}
+    labeled = {}
+    for i, name in enumerate(annotators):
+        page = _log_in(browser, base, name, logins[name])
+        labeled[name] = _label_queue(page, base, hotkeys=i == 0, disagree_first=i == 1)
+        annotator_pages[name] = page
+    items = Item.objects.filter(study=study)
+    assert items.count() == n_answers
+    for name in annotators:
+        assert sorted(labeled[name]) == sorted(items.values_list("public_id", flat=True))
+        own = Annotation.objects.filter(item__study=study, annotator__username=name)
+        assert own.count() == n_answers
+    disputed = labeled[annotators[1]][0]
+    assert FinalLabel.objects.filter(item__study=study).count() == n_answers - 1
+    assert not FinalLabel.objects.filter(item__public_id=disputed).exists()
+
+    # The printed adjudicator settles the disagreement, starting from the agreed fields.
+    adjudicator = _log_in(browser, base, "adjudicator", logins["adjudicator"])
+    adjudicator.goto(f"{base}/annotate/")
+    adjudicator.get_by_role("link", name="Disagreements").click()
+    expect(adjudicator.locator("#pending-count")).to_have_text("1")
+    adjudicator.get_by_role("link", name=disputed).click()
+    expect(adjudicator.locator("#prefill-note")).to_be_visible()
+    expect(adjudicator.locator("table.competing tr.differs")).to_have_count(1)
+    expect(adjudicator.locator("#id_surface_difference_0")).not_to_be_checked()
+    expect(adjudicator.locator("#id_surface_difference_1")).not_to_be_checked()
+    adjudicator.locator("body").click()
+    adjudicator.keyboard.press("4")
+    adjudicator.get_by_role("button", name="Save the final label").click()
+    expect(adjudicator.locator(".messages")).to_contain_text("Final label saved.")
+    expect(adjudicator.locator("#pending-count")).to_have_text("0")
+
+    finals = {
+        f.item.response_id: f
+        for f in FinalLabel.objects.filter(item__study=study).select_related("item__response")
+    }
+    assert len(finals) == n_answers
+    sources = Counter(f.source for f in finals.values())
+    assert sources == {
+        FinalLabel.Source.AGREEMENT: n_answers - 1,
+        FinalLabel.Source.ADJUDICATION: 1,
+    }
+    for final in finals.values():
+        assert (final.identified, final.surface_difference, final.no_difference) == _label_for(
+            final.item.response.answer
+        )
+
+    # 4. The zip with the pilot, through the page's link.
+    researcher.goto(researcher_page)
+    with researcher.expect_download() as download_info:
+        researcher.get_by_role("link", name="download with the pilot").click()
+    download = download_info.value
+    assert download.suggested_filename == f"{SLUG}-export-with-pilot.zip"
+    with zipfile.ZipFile(download.path()) as archive:
+        assert set(archive.namelist()) == EXPECTED_ZIP
+        tables = {
+            name: list(csv.DictReader(io.StringIO(archive.read(name).decode("utf-8-sig"))))
+            for name in EXPECTED_ZIP - {"README.txt"}
+        }
+        readme = archive.read("README.txt").decode("utf-8")
+    assert "participants_wide.csv" in readme and "identified" in readme
+    assert len(tables["participants.csv"]) == len(tables["participants_wide.csv"]) == 10
+    assert {row["pilot"] for row in tables["participants.csv"]} == {"1"}
+    main = answered.filter(setting__kind=Setting.Kind.MAIN)
+    assert len(tables["responses.csv"]) == main.count()
+    identified_in_db = sorted(int(finals[r.pk].identified) for r in main)
+    assert sorted(int(row["identified"]) for row in tables["responses.csv"]) == identified_in_db
+
+    # 5. The analysis of the pilot: identification results for both main settings.
+    out = tmp_path / "analysis"
+    call_command("analyze", SLUG, "--out", str(out), "--include-pilot", stdout=StringIO())
+    results = json.loads((out / "results.json").read_text())
+    main_keys = set(
+        Setting.objects.filter(study=study, kind=Setting.Kind.MAIN).values_list("key", flat=True)
+    )
+    assert set(results["identification"]) == main_keys and len(main_keys) == 2
+    included = [row for row in tables["responses.csv"] if row["excluded"] == "0"]
+    for key, result in results["identification"].items():
+        for condition in ("no_pattern", "pattern"):
+            cell = [r for r in included if r["setting"] == key and r["condition"] == condition]
+            assert result[f"n_{condition}"] == len(cell) > 0
+            assert result[f"k_{condition}"] == sum(int(r["identified"]) for r in cell)
+    researcher.reload()
+    expect(researcher.get_by_text("(includes pilot participants)")).to_be_visible()
+    researcher.get_by_role("link", name="Latest analysis report").click()
+    for key in main_keys:
+        expect(researcher.locator("body")).to_contain_text(key)
+    for page in (researcher, adjudicator, *annotator_pages.values()):
+        page.context.close()

@@ -1,0 +1,159 @@
+"""The researcher team page: staff add and remove annotators and adjudicators."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.contrib.auth.models import User
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from spotlight_study.annotation.models import Assignment
+from spotlight_study.annotation.roles import ADJUDICATORS, ANNOTATORS, is_adjudicator, is_annotator
+from spotlight_study.annotation.services import assignment_next, label_save
+
+from ..annotation.conftest import complete_participants, label, make_user
+from ..conftest import StaffFactory
+
+URL = "/researcher/team/"
+REMOVE = "/researcher/team/remove/"
+
+
+@pytest.fixture
+def staff(db):
+    """A client logged in as staff (CSRF checks on, as in the browser)."""
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(StaffFactory())
+    return client
+
+
+def csrf_post(client: Client, url: str, data: dict):
+    """POST ``data`` with the CSRF token of the team page, as its forms do."""
+    page = client.get(URL)
+    token = re.search(rb'name="csrfmiddlewaretoken" value="([^"]+)"', page.content).group(1).decode()
+    return client.post(url, {**data, "csrfmiddlewaretoken": token})
+
+
+def fresh(user: User) -> User:
+    """The user re-read, so the role checks see the current groups."""
+    return User.objects.get(pk=user.pk)
+
+
+def test_page_is_staff_only(db, client):
+    """Anonymous users go to the login page; annotators and researchers-group members get 403."""
+    assert client.get(URL)["Location"].startswith("/accounts/login/")
+    for user in (make_user("ann", ANNOTATORS), make_user("res", "researchers")):
+        client.force_login(user)
+        assert client.get(URL).status_code == 403
+        assert client.post(REMOVE, {"user": user.pk, "role": ANNOTATORS}).status_code == 403
+
+
+def test_post_without_csrf_token_is_refused(staff):
+    """Adding without the CSRF token is refused (403) and creates nobody."""
+    response = staff.post(URL, {"username": "x1", "role": ANNOTATORS, "password": "link"})
+    assert response.status_code == 403
+    assert not User.objects.filter(username="x1").exists()
+
+
+def test_add_annotator_shows_one_time_link_that_works(staff):
+    """Adding an annotator creates a non-staff member and shows a set-password link that works once."""
+    response = csrf_post(staff, URL, {"username": "ann7", "role": ANNOTATORS, "email": "", "password": "link"})
+    assert response.status_code == 200
+    assert response["Cache-Control"] == "no-store"
+    user = User.objects.get(username="ann7")
+    assert is_annotator(user) and not user.is_staff
+    assert b"Created the annotator ann7" in response.content
+    link = re.search(rb'id="set-password-link">([^<]+)<', response.content).group(1).decode()
+    path = "/" + link.split("://", 1)[1].split("/", 1)[1]
+    member = Client()
+    form_url = member.get(path)["Location"]
+    done = member.post(form_url, {"new_password1": "Another-long-pass-9", "new_password2": "Another-long-pass-9"})
+    assert done.status_code == 302
+    assert fresh(user).check_password("Another-long-pass-9")
+
+
+def test_add_adjudicator_with_generated_password(staff):
+    """An adjudicator with a generated password: the password is shown once and is the user's."""
+    response = csrf_post(staff, URL, {"username": "adj2", "role": ADJUDICATORS, "password": "generate"})
+    password = re.search(rb"shown only now\): <code>([^<]+)</code>", response.content).group(1).decode()
+    user = User.objects.get(username="adj2")
+    assert is_adjudicator(user) and not is_annotator(user)
+    assert user.check_password(password)
+
+
+def test_existing_username_is_refused_with_message(staff):
+    """A taken username gives the form back (400) with the reason; the user is unchanged."""
+    user = make_user("taken")
+    response = csrf_post(staff, URL, {"username": "taken", "role": ANNOTATORS, "password": "link"})
+    assert response.status_code == 400
+    assert b"already exists; nothing was changed" in response.content
+    assert not fresh(user).groups.exists()
+
+
+def test_bad_form_input_is_refused(staff):
+    """An unknown role or a bad e-mail gives the form back with errors and creates nobody."""
+    for data in ({"username": "u1", "role": "admins", "password": "link"},
+                 {"username": "u1", "role": ANNOTATORS, "email": "nope", "password": "link"}):
+        response = csrf_post(staff, URL, data)
+        assert response.status_code == 400
+    assert not User.objects.filter(username="u1").exists()
+
+
+def test_existing_user_can_be_given_a_role_but_staff_cannot_annotate(staff):
+    """'Existing user' adds a removed member back; staff are refused as annotators (not blind)."""
+    former = make_user("former")
+    response = csrf_post(staff, URL, {"username": "former", "role": ANNOTATORS, "password": "link", "existing": "on"})
+    assert response.status_code == 302
+    assert is_annotator(fresh(former))
+    boss = StaffFactory(username="boss")
+    response = csrf_post(staff, URL, {"username": "boss", "role": ANNOTATORS, "password": "link", "existing": "on"})
+    assert response.status_code == 400 and b"cannot annotate blind" in response.content
+    assert not boss.groups.exists()
+
+
+def test_remove_keeps_labels_and_releases_reservations(staff, demo_study):
+    """Removing an annotator takes them out of the group, keeps their labels and frees their reserved items."""
+    complete_participants(demo_study.slug, 1)
+    ann = make_user("ann1", ANNOTATORS)
+    item = assignment_next(study=demo_study, annotator=ann)
+    label_save(study=demo_study, annotator=ann, public_id=item.public_id, label=label())
+    held = assignment_next(study=demo_study, annotator=ann)
+    assert Assignment.objects.get(item=held, annotator=ann).state == Assignment.State.RESERVED
+    response = csrf_post(staff, REMOVE, {"user": ann.pk, "role": ANNOTATORS})
+    assert response.status_code == 302
+    page = staff.get(URL)
+    assert "ann1 is no longer an annotator. Their saved labels are kept; 1 open reservation(s) released" in page.content.decode()
+    assert not is_annotator(fresh(ann))
+    assert ann.annotations.count() == 1
+    assert Assignment.objects.get(item=held, annotator=ann).state == Assignment.State.RELEASED
+    assert b"ann1" not in page.content.split(b'id="team"')[1].split(b"</table>")[0]
+
+
+def test_remove_of_non_member_or_unknown_user_changes_nothing(staff):
+    """Removing a role the user lacks, or an unknown user, gives a message and changes nothing."""
+    adj = make_user("adj", ADJUDICATORS)
+    csrf_post(staff, REMOVE, {"user": adj.pk, "role": ANNOTATORS})
+    assert "adj is not an annotator; nothing was changed." in staff.get(URL).content.decode()
+    csrf_post(staff, REMOVE, {"user": 99999, "role": ADJUDICATORS})
+    csrf_post(staff, REMOVE, {"user": "abc", "role": ADJUDICATORS})
+    assert "does not exist (any more)" in staff.get(URL).content.decode()
+    assert is_adjudicator(fresh(adj))
+
+
+def test_team_list_counts_labels_with_constant_queries(staff, demo_study, django_assert_max_num_queries):
+    """The member list shows each member's roles and label count, in the same number of queries for 2 or 6."""
+    complete_participants(demo_study.slug, 1)
+    first = make_user("m0", ANNOTATORS, ADJUDICATORS)
+    item = assignment_next(study=demo_study, annotator=first)
+    label_save(study=demo_study, annotator=first, public_id=item.public_id, label=label())
+    make_user("m1", ANNOTATORS)
+    with CaptureQueriesContext(connection) as small:
+        page = staff.get(URL)
+    row = page.content.decode().split("<td>m0</td>")[1].split("</tr>")[0]
+    assert "annotator" in row and "adjudicator" in row and "<td>1</td>" in row
+    for i in range(2, 6):
+        make_user(f"m{i}", ANNOTATORS)
+    with django_assert_max_num_queries(len(small.captured_queries)):
+        staff.get(URL)
