@@ -15,4 +15,6 @@ fi
 .venv/bin/python manage.py migrate --noinput
 .venv/bin/python manage.py import_study fixtures/spotlight-replication.yaml --if-missing
 .venv/bin/python manage.py demo_setup --base-url "http://127.0.0.1:${PORT}"
+# runserver's request log goes through the django.server logger, whose handler drops query
+# strings and scrubs Prolific IDs (settings LOGGING, docs/security.md), like the Procfile's format.
 exec .venv/bin/python manage.py runserver "127.0.0.1:${PORT}" --noreload

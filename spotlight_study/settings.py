@@ -4,11 +4,17 @@ Variables (see ``.env.example``):
 ``DATABASE_URL`` (default: SQLite file ``var/db.sqlite3``), ``SECRET_KEY``, ``DEBUG`` (default off),
 ``ALLOWED_HOSTS``, ``CELERY_BROKER_URL`` (default ``memory://``, i.e. no broker service),
 ``HTTPS`` (turn on HSTS, secure cookies and the TLS redirect behind a proxy).
+The security settings (login lockout, CSP, log scrubbing, Sentry) are described in
+docs/security.md.
 """
 import os
+import re
+from datetime import timedelta
 from pathlib import Path
 
 import environ
+from csp.constants import NONE, SELF
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = BASE_DIR / "var"
@@ -17,10 +23,31 @@ env = environ.Env()
 environ.Env.read_env(BASE_DIR / ".env", overwrite=False) if (BASE_DIR / ".env").exists() else None
 
 DEBUG = env.bool("DEBUG", default=False)
-SECRET_KEY = env(
-    "SECRET_KEY",
-    default="django-insecure-local-only-set-SECRET_KEY-in-production",
-)
+
+
+def _secret_key() -> str:
+    """``SECRET_KEY``, else the key file ``scripts/serve.sh`` writes, else (DEBUG only) a dev key.
+
+    Raises ImproperlyConfigured with DEBUG off and no key: the public development key would let
+    anyone forge sessions, CSRF tokens and signed participant tokens.
+    """
+    key = env("SECRET_KEY", default="")
+    if key:
+        return key
+    key_file = Path(env("SECRET_KEY_FILE", default=str(VAR_DIR / "secret_key")))
+    if key_file.is_file() and key_file.read_text().strip():
+        return key_file.read_text().strip()
+    if DEBUG:
+        return "django-insecure-local-only-set-SECRET_KEY-in-production"
+    raise ImproperlyConfigured(
+        "SECRET_KEY is not set and DEBUG is off: refusing to start with a public default key. "
+        "Set SECRET_KEY to 50 or more random characters (python -c \"import secrets; "
+        "print(secrets.token_urlsafe(50))\"), or run scripts/serve.sh, which writes one to "
+        f"{key_file}, or set DEBUG=true for local development only."
+    )
+
+
+SECRET_KEY = _secret_key()
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
@@ -36,6 +63,9 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "axes",
+    "csp",
     "spotlight_study.studies",
     "spotlight_study.participation",
     "spotlight_study.researcher",
@@ -43,17 +73,23 @@ INSTALLED_APPS = [
     "spotlight_study.stimuli",
     "spotlight_study.prolific",
     "spotlight_study.api",
+    "spotlight_study.privacy",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Before anything reads a form: refuses bodies that are not UTF-8 with a 400 page.
+    "spotlight_study.middleware.request_hygiene.RequestHygieneMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes requires: it turns a lockout into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "spotlight_study.urls"
@@ -69,6 +105,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "spotlight_study.navigation.nav_roles",
             ],
         },
     },
@@ -105,6 +142,34 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Login protection (django-axes, docs/security.md): after AXES_FAILURE_LIMIT failed logins for
+# one username from one address, that pair is refused, even with the right password, for
+# AXES_COOLOFF_MINUTES; the site login and the admin login share the counter. The counts live
+# in the database (axes' default handler), so the embedded SQLite default needs no cache service.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=10)
+AXES_COOLOFF_TIME = timedelta(minutes=env.float("AXES_COOLOFF_MINUTES", default=15))
+# Per account and address together: an attacker at one address cannot lock the real user out
+# from elsewhere, and cannot go on guessing from the locked address.
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_LOCKOUT_CALLABLE = "spotlight_study.login_protection.lockout_response"
+# Every refused attempt during the lockout starts the cool-off again, so the time the lockout
+# page gives (now + cool-off) is exact and a client that keeps trying stays locked out.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = True
+AXES_RESET_ON_SUCCESS = True
+# The client address: REMOTE_ADDR, unless TRUSTED_PROXY_COUNT proxies (which set
+# X-Forwarded-For) sit in front of the server. Trusting the header without a proxy would let a
+# client pick a new address for every guess.
+TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
+if TRUSTED_PROXY_COUNT:
+    AXES_IPWARE_PROXY_COUNT = TRUSTED_PROXY_COUNT
+    AXES_IPWARE_META_PRECEDENCE_ORDER = ("HTTP_X_FORWARDED_FOR", "REMOTE_ADDR")
+else:
+    AXES_IPWARE_META_PRECEDENCE_ORDER = ("REMOTE_ADDR",)
+
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "researcher:study_list"
 LOGOUT_REDIRECT_URL = "login"
@@ -138,18 +203,62 @@ CSRF_FAILURE_VIEW = "spotlight_study.participation.views.csrf_failure"
 # Answers are capped at 5,000 characters; anything near this size is not a participant's answer.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 256 * 1024
 
+# Django's cache holds the arrival rate limit's counters. CACHE_URL (or REDIS_URL), e.g.
+# redis://127.0.0.1:6379/1, names a cache shared by all server processes, which production's
+# several gunicorn workers need; the default is the memory of one process (the embedded
+# runserver default has one), where each process would count on its own.
+_CACHE_URL = env("CACHE_URL", default="") or env("REDIS_URL", default="")
+CACHES = {
+    "default": env.cache_url_config(_CACHE_URL)
+    if _CACHE_URL
+    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "spotlight"}
+}
+# New participants per client address (participation/ratelimit.py): "N/s", "N/m", "N/h", "N/d"
+# or "off". Over the limit an arrival gets a 429 page; resuming participants are not counted.
+ENTRY_RATE_LIMIT = env("ENTRY_RATE_LIMIT", default="30/m").strip().lower()
+if ENTRY_RATE_LIMIT != "off" and not re.fullmatch(r"[1-9][0-9]*/[smhd]", ENTRY_RATE_LIMIT):
+    raise ImproperlyConfigured(
+        f"ENTRY_RATE_LIMIT={ENTRY_RATE_LIMIT!r}: write a count per second, minute, hour or day "
+        "(e.g. 30/m, 500/h) or off."
+    )
+# django-ratelimit: an unreachable cache lets arrivals through rather than turning them away.
+RATELIMIT_FAIL_OPEN = True
+
 HTTPS = env.bool("HTTPS", default=False)
 if HTTPS:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
     SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=60 * 60 * 24 * 365)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
-    SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=True)
+    # Opt-in: once browsers ship the preload list, leaving it takes months.
+    SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
+    if not SECURE_HSTS_PRELOAD:
+        # check --deploy warns (security.W021) whenever preload is off; off is our choice.
+        SILENCED_SYSTEM_CHECKS = ["security.W021"]
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
+
+# Content-Security-Policy on every response (django-csp 4 format). No page has inline script or
+# style, so none is allowed; data: images are Swagger UI's icons. Forms may also post to
+# Prolific's origin, because the last step redirects there with the completion code.
+_PROLIFIC_ORIGIN = "https://app.prolific.com"
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [NONE],
+        "frame-ancestors": [NONE],
+        "form-action": [SELF, _PROLIFIC_ORIGIN],
+    },
+}
 
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default="memory://")
 CELERY_RESULT_BACKEND = env("CELERY_RESULT_BACKEND", default=None)
@@ -172,9 +281,16 @@ REST_FRAMEWORK = {
     # The researcher API (docs/api.md): a token (`Authorization: Token <key>`) or the staff
     # session. Its one error shape comes from spotlight_study.api.exceptions.ErrorShapeMixin.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "spotlight_study.api.authentication.ThrottledTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
+    # Bad tokens per client address (ThrottledTokenAuthentication) and requests per staff user.
+    "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.UserRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {
+        "token_failure": env("API_TOKEN_FAILURE_RATE", default="20/min"),
+        "user": env("API_USER_RATE", default="1200/min"),
+    },
+    "NUM_PROXIES": TRUSTED_PROXY_COUNT,
     "DEFAULT_PAGINATION_CLASS": "spotlight_study.api.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": [
@@ -195,10 +311,9 @@ SPECTACULAR_SETTINGS = {
     "PATH_CONVERTER_OVERRIDES": {
         "dbid": {"type": "integer", "minimum": 0, "maximum": 999_999_999_999_999_999}
     },
-    # Swagger UI's JavaScript comes from this URL (a CDN by default; point it at a self-hosted
-    # copy of swagger-ui-dist where browsers have no internet access).
-    "SWAGGER_UI_DIST": env("SWAGGER_UI_DIST", default="https://cdn.jsdelivr.net/npm/swagger-ui-dist@5"),
-    "SWAGGER_UI_FAVICON_HREF": env("SWAGGER_UI_FAVICON_HREF", default=""),
+    # Swagger UI is served from our own static files (drf-spectacular-sidecar), never a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
 }
 
 PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete"
@@ -239,9 +354,35 @@ STIMULI_SPACY_PIPELINE = env("STIMULI_SPACY_PIPELINE", default="")
 # Long jobs: a worker takes one task at a time, so others are not stuck behind it.
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 
+# Prolific IDs are personal data: every handler's formatter scrubs PROLIFIC_PID, STUDY_ID and
+# SESSION_ID values (and bare 24-hex Prolific IDs) from what it writes, and runserver's request
+# lines lose their query string (spotlight_study/log_scrubbing.py). gunicorn's access-log format
+# is set without the query string in the Procfile.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {
+        "scrubbed": {"()": "spotlight_study.log_scrubbing.ScrubbingFormatter"},
+        "django.server": {
+            "()": "spotlight_study.log_scrubbing.ServerScrubbingFormatter",
+            "format": "[{server_time}] {message}",
+            "style": "{",
+        },
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": "scrubbed"},
+        "django.server": {"class": "logging.StreamHandler", "formatter": "django.server"},
+    },
+    "loggers": {
+        "django.server": {"handlers": ["django.server"], "level": "INFO", "propagate": False},
+    },
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="WARNING")},
 }
+
+# Optional error reporting: set SENTRY_DSN (and install the "sentry" extra). Events go through
+# the same scrubbing as the logs, and Sentry's default PII collection stays off.
+SENTRY_DSN = env("SENTRY_DSN", default="")
+if SENTRY_DSN:
+    from spotlight_study.log_scrubbing import sentry_init
+
+    sentry_init(dsn=SENTRY_DSN, environment=env("SENTRY_ENVIRONMENT", default="production"))

@@ -9,6 +9,17 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # One-time links to set a password (manage.py add_annotator, the researcher team page).
+    path(
+        "accounts/reset/<uidb64>/<token>/",
+        auth_views.PasswordResetConfirmView.as_view(),
+        name="password_reset_confirm",
+    ),
+    path(
+        "accounts/reset/done/",
+        auth_views.PasswordResetCompleteView.as_view(),
+        name="password_reset_complete",
+    ),
     path("researcher/", include("spotlight_study.researcher.urls")),
     path("annotate/", include("spotlight_study.annotation.urls")),
     path("stimuli/", include("spotlight_study.stimuli.urls")),
@@ -16,3 +27,9 @@ urlpatterns = [
     path("api/", include("spotlight_study.api.urls")),
     path("", include("spotlight_study.participation.urls")),
 ]
+
+# Error pages worded for participants, researchers or annotators by URL (spotlight_study.errors).
+handler400 = "spotlight_study.errors.bad_request"
+handler403 = "spotlight_study.errors.permission_denied"
+handler404 = "spotlight_study.errors.page_not_found"
+handler500 = "spotlight_study.errors.server_error"

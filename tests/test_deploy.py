@@ -32,14 +32,62 @@ def test_check_deploy_passes_with_production_settings():
 
 
 def test_check_deploy_warns_about_the_development_defaults():
-    """Without production settings, check --deploy fails, so the test above can fail too."""
-    env = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "HTTPS", "DEBUG"}}
+    """With DEBUG on and no key (the development defaults), check --deploy fails (W009, W018)."""
+    env = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "HTTPS"}}
     result = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
         cwd=REPO,
-        env={**env, "DATABASE_URL": "sqlite:////tmp/spotlight-deploy-check.sqlite3"},
+        env={
+            **env,
+            "DEBUG": "true",
+            "SECRET_KEY_FILE": "/nonexistent/secret_key",
+            "DATABASE_URL": "sqlite:////tmp/spotlight-deploy-check.sqlite3",
+        },
         capture_output=True,
         text=True,
         timeout=120,
     )
-    assert result.returncode != 0 and "security.W009" in result.stdout + result.stderr
+    output = result.stdout + result.stderr
+    assert result.returncode != 0 and "security.W009" in output and "security.W018" in output
+
+
+def _run_without_key(*args: str, **extra: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "DEBUG"}}
+    env.update(
+        {
+            "SECRET_KEY_FILE": "/nonexistent/secret_key",
+            "DATABASE_URL": "sqlite:////tmp/spotlight-deploy-check.sqlite3",
+            **extra,
+        }
+    )
+    return subprocess.run(list(args), cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_server_refuses_to_start_without_a_secret_key_when_debug_is_off():
+    """DEBUG off and no SECRET_KEY: gunicorn's app fails to load with ImproperlyConfigured."""
+    result = _run_without_key(
+        sys.executable, "-c", "import django; from spotlight_study.wsgi import application",
+        DJANGO_SETTINGS_MODULE="spotlight_study.settings",
+    )
+    assert result.returncode != 0
+    assert "ImproperlyConfigured: SECRET_KEY is not set and DEBUG is off" in result.stderr
+
+
+def test_manage_py_refuses_the_public_default_key_too():
+    """DEBUG off and no SECRET_KEY: manage.py stops with the same message, never the default key."""
+    result = _run_without_key(sys.executable, "manage.py", "check")
+    assert result.returncode != 0 and "SECRET_KEY is not set and DEBUG is off" in result.stderr
+
+
+def test_the_key_file_written_by_serve_sh_is_used(tmp_path):
+    """A key in SECRET_KEY_FILE (what scripts/serve.sh writes) lets the server start with DEBUG off."""
+    key = secrets.token_urlsafe(50)
+    (tmp_path / "secret_key").write_text(key + "\n")
+    result = _run_without_key(
+        sys.executable, "-c", "from django.conf import settings; print(settings.SECRET_KEY)",
+        DJANGO_SETTINGS_MODULE="spotlight_study.settings",
+        SECRET_KEY_FILE=str(tmp_path / "secret_key"),
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == key
+

@@ -303,10 +303,15 @@ class AnnotationProgressSerializer(serializers.Serializer):
 
 
 class AgreementRowSerializer(serializers.Serializer):
-    """Agreement on one label over a scope; an undefined statistic is ``null`` with its reason."""
+    """Agreement on one label over a scope, for all annotators, a pair of annotators or one
+    annotator against the final labels (``comparison``); an undefined statistic is ``null`` with
+    its reason."""
 
     field = serializers.CharField()
     scope = serializers.CharField()
+    comparison = serializers.ChoiceField(choices=["all", "pair", "vs_final"])
+    rater_a = serializers.CharField(allow_blank=True)
+    rater_b = serializers.CharField(allow_blank=True)
     n_items = serializers.IntegerField()
     n_annotators = serializers.IntegerField()
     n_ratings = serializers.IntegerField()

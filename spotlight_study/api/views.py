@@ -15,13 +15,14 @@ from pathlib import Path
 from django.db.models import Count
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework import generics, serializers as drf_serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
 
 from spotlight_study.annotation import exports as annotation_exports
+from spotlight_study.annotation import services as annotation_services
 from spotlight_study.annotation.selectors import final_labels_by_response, researcher_overview
 from spotlight_study.participation.exports import export_rows
 from spotlight_study.participation.models import Participant, SurveyAnswer, TaskResponse
@@ -103,8 +104,12 @@ class SchemaView(ErrorShapeMixin, SpectacularAPIView):
     """The OpenAPI 3 schema of this API (``?format=json`` for JSON; YAML by default)."""
 
 
-class DocsView(ErrorShapeMixin, SpectacularSwaggerView):
-    """Swagger UI over :class:`SchemaView` (its JavaScript comes from ``SWAGGER_UI_DIST``)."""
+class DocsView(ErrorShapeMixin, SpectacularSwaggerSplitView):
+    """Swagger UI over :class:`SchemaView`, self-hosted (drf-spectacular-sidecar's static files).
+
+    The split view serves its start-up script from ``?script`` instead of inline, so the page
+    works under the Content-Security-Policy, which allows no inline script.
+    """
 
     template_name = "api/swagger_ui.html"
     url_name = "api:schema"
@@ -296,6 +301,7 @@ class AnnotationProgressView(StudyScoped, generics.GenericAPIView):
     pagination_class = None
 
     def get(self, request, slug: str):
+        annotation_services.items_sync(study=self.study)  # answers saved since the last read
         overview = researcher_overview(study=self.study)
         overview["status"] = {k: overview["status"].get(k, 0) for k in ("final", "needs_adjudication", "in_progress")}
         return Response(serializers.AnnotationProgressSerializer(overview).data)

@@ -129,6 +129,13 @@ def test_responses_and_survey_answers(api, demo_study):
     assert not any(pid in raw for pid in pids)
 
 
+def test_annotation_progress_counts_answers_nobody_has_opened(api, demo_study):
+    """Progress counts an item for every saved answer before any annotator has pressed Next."""
+    complete_participants(demo_study.slug, 2)
+    progress = api.get(f"/api/studies/{demo_study.slug}/annotation/").json()
+    assert progress["items"] == 6 and progress["status"]["final"] == 0
+
+
 def test_annotation_progress_agreement_and_final_labels(api, demo_study):
     """Progress counts items; agreement rows have null for undefined statistics; final labels filter."""
     complete_participants(demo_study.slug, 2)

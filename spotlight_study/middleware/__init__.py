@@ -1,0 +1,1 @@
+"""Project-wide request middleware (each module holds one concern)."""

@@ -1,0 +1,144 @@
+"""Fixtures of the security tests: a clean throttle cache and the Procfile's web server."""
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from ..conftest import REPO
+from ..stimuli.conftest import database_url_for_subprocess
+
+
+@pytest.fixture(autouse=True)
+def _clean_cache():
+    """Throttle counters (Django's default cache) start empty and are not left to other tests."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()
+
+
+def procfile_web_command() -> str:
+    """The ``web:`` command of the Procfile, exactly as written (a shell command line)."""
+    for line in (REPO / "Procfile").read_text().splitlines():
+        if line.startswith("web:"):
+            return line.removeprefix("web:").strip()
+    raise AssertionError("The Procfile has no web: process.")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Server:
+    """A running server: its base ``url`` and the file its stdout and stderr go to."""
+
+    url: str
+    log_path: Path
+    process: subprocess.Popen
+
+    def log(self) -> str:
+        """Everything the server has written so far (access log and error log)."""
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self) -> str:
+        """Stop the server (SIGTERM, as a platform does) and return its whole log."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        return self.log()
+
+
+def serve_sh_server_command() -> str:
+    """The command ``scripts/serve.sh`` ends with (``exec …runserver…``), without ``exec``."""
+    lines = [l for l in (REPO / "scripts" / "serve.sh").read_text().splitlines() if l.startswith("exec ")]
+    assert len(lines) == 1 and "runserver" in lines[0], lines
+    return lines[0].removeprefix("exec ").strip()
+
+
+def _start_server(command: str, tmp_path: Path) -> Server:
+    """Run the shell ``command`` with ``PORT`` set to a free port, production settings (DEBUG
+    off) and the test database; wait until it answers."""
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"}
+    env.update(
+        {
+            "PORT": str(port),
+            "WEB_CONCURRENCY": "1",
+            "DEBUG": "false",
+            "ALLOWED_HOSTS": "127.0.0.1",
+            "DATABASE_URL": database_url_for_subprocess(),
+            "DJANGO_SETTINGS_MODULE": "spotlight_study.settings",
+            "PYTHONUNBUFFERED": "1",
+            "LOG_LEVEL": "INFO",
+            # The project's virtualenv first, as a platform's PATH would have it.
+            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        }
+    )
+    log_path = tmp_path / f"server-{port}.log"
+    with log_path.open("w") as log_file:
+        process = subprocess.Popen(
+            ["bash", "-c", f"exec {command}"],
+            cwd=REPO,
+            env=env,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+        )
+    server = Server(url=f"http://127.0.0.1:{port}", log_path=log_path, process=process)
+    deadline = time.monotonic() + 60
+    while True:
+        if process.poll() is not None:
+            pytest.fail(f"{command!r} exited ({process.returncode}):\n{server.log()}")
+        try:
+            httpx.get(f"{server.url}/accounts/login/", timeout=2)
+            return server
+        except httpx.TransportError:
+            if time.monotonic() > deadline:
+                server.stop()
+                pytest.fail(f"{command!r} did not answer within 60 s:\n{server.log()}")
+            time.sleep(0.2)
+
+
+@pytest.fixture
+def procfile_server(transactional_db, tmp_path):
+    """The Procfile's web command (gunicorn) on a free port of 127.0.0.1, on the test database.
+
+    The command runs as written, in a shell (so ``${PORT:-8000}`` expands), with one change: its
+    ``--bind 0.0.0.0:`` becomes ``127.0.0.1:``, because tests listen on the loopback only.
+    One worker (``WEB_CONCURRENCY=1``).
+    """
+    command = procfile_web_command()
+    assert "--bind 0.0.0.0:${PORT:-8000}" in command, command
+    server = _start_server(command.replace("--bind 0.0.0.0:", "--bind 127.0.0.1:"), tmp_path)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def serve_sh_server(transactional_db, tmp_path):
+    """The server command of ``scripts/serve.sh`` (``manage.py runserver``), as written."""
+    server = _start_server(serve_sh_server_command(), tmp_path)
+    yield server
+    server.stop()
+
+
+def csrf_token(html: str) -> str:
+    """The ``csrfmiddlewaretoken`` of a rendered form."""
+    return re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', html).group(1)
+
