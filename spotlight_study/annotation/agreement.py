@@ -286,6 +286,7 @@ def pairwise_agreement(
     list of PairAgreement
         Pairs ``(raters[i], raters[j])`` for ``i < j`` in the order of ``raters``, then
         ``(raters[i], reference_name)``; only pairs that rated at least one item in common.
+        Each pair's statistics cover exactly the items both rated (``n_ratings == 2 * n_items``).
 
     Raises
     ------
@@ -315,9 +316,14 @@ def pairwise_agreement(
         pairs += [(raters[i], reference_name, rows[i], ref) for i in range(len(rows))]
     out = []
     for name_a, name_b, row_a, row_b in pairs:
-        if not any(a is not None and b is not None for a, b in zip(row_a, row_b, strict=True)):
+        both = [a is not None and b is not None for a, b in zip(row_a, row_b, strict=True)]
+        if not any(both):
             continue
-        out.append(PairAgreement(name_a, name_b, agreement([row_a, row_b])))
+        # Only the items both rated: a rating without its counterpart compares nothing, and
+        # would make n_ratings more than twice n_items.
+        common_a = [a if k else None for a, k in zip(row_a, both)]
+        common_b = [b if k else None for b, k in zip(row_b, both)]
+        out.append(PairAgreement(name_a, name_b, agreement([common_a, common_b])))
     return out
 
 

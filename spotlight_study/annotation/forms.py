@@ -54,7 +54,7 @@ class LabelForm(forms.Form):
         label="Note (required for 'other')",
         required=False,
         max_length=1000,
-        widget=forms.Textarea(attrs={"rows": 2}),
+        widget=forms.Textarea(attrs={"rows": 2, "autocomplete": "off"}),
     )
     base_revision = forms.IntegerField(
         required=False,

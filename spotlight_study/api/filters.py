@@ -24,7 +24,31 @@ class SettingFilter(django_filters.FilterSet):
         fields = ["kind"]
 
 
-class ParticipantFilter(django_filters.FilterSet):
+class _PilotFilterSet(django_filters.FilterSet):
+    """Leaves pilot participants (``manage.py pilot``) out unless ``?include_pilot=true``, as the
+    export and the analysis do. ``pilot_lookup`` names the participant's ``is_pilot`` field."""
+
+    pilot_lookup = "is_pilot"
+    # A choice, not a BooleanFilter: django-filter reads an unknown boolean as "not given",
+    # and a misspelt value should be refused (400), not silently ignored.
+    include_pilot = django_filters.ChoiceFilter(
+        choices=[("true", "true"), ("false", "false")],
+        method="_keep",
+        label="Include pilot participants: true or false (default).",
+    )
+
+    def _keep(self, queryset, name, value):
+        return queryset  # applied in filter_queryset, which also runs when the parameter is absent
+
+    def filter_queryset(self, queryset):
+        """The filtered rows, without pilot participants' unless ``include_pilot`` is true."""
+        queryset = super().filter_queryset(queryset)
+        if self.form.cleaned_data.get("include_pilot") != "true":
+            queryset = queryset.filter(**{self.pilot_lookup: False})
+        return queryset
+
+
+class ParticipantFilter(_PilotFilterSet):
     """``?status=completed&cell=2&instruction_check_passed=false&started_after=...``."""
 
     cell = django_filters.NumberFilter(field_name="cell_index")
@@ -36,8 +60,10 @@ class ParticipantFilter(django_filters.FilterSet):
         fields = ["status", "step", "instruction_check_passed"]
 
 
-class ResponseFilter(django_filters.FilterSet):
+class ResponseFilter(_PilotFilterSet):
     """``?setting=doctor&condition=pattern&kind=main``."""
+
+    pilot_lookup = "participant__is_pilot"
 
     setting = django_filters.CharFilter(field_name="setting__key")
     kind = django_filters.ChoiceFilter(field_name="setting__kind", choices=Setting.Kind.choices)
@@ -48,8 +74,10 @@ class ResponseFilter(django_filters.FilterSet):
         fields = ["position"]
 
 
-class SurveyAnswerFilter(django_filters.FilterSet):
+class SurveyAnswerFilter(_PilotFilterSet):
     """``?condition=background&item=llm_use``."""
+
+    pilot_lookup = "participant__is_pilot"
 
     class Meta:
         model = SurveyAnswer

@@ -258,7 +258,8 @@ class ResponseListView(StudyScoped, generics.ListAPIView):
 
     @cached_property
     def _label_context(self) -> dict:
-        rows = export_rows(study=self.study)["responses"]
+        # Pilot rows too: the list shows them with ?include_pilot=true.
+        rows = export_rows(study=self.study, include_pilot=True)["responses"]
         return {
             "finals": final_labels_by_response(study=self.study),
             "export_rows": {(r["participant"], r["setting"]): r for r in rows},

@@ -56,12 +56,16 @@ def study_list(request: HttpRequest) -> HttpResponse:
     """All studies with links to their pages.
 
     This is where everyone lands after logging in, so annotators and adjudicators who are not
-    researchers are sent on to their annotation home.
+    researchers are sent on to their annotation home, and an account with no role left (e.g.
+    taken off the annotation team) gets a page that says so (403) instead of a refusal worded
+    for researchers.
     """
     user = request.user
     other_role = is_annotator(user) or is_adjudicator(user)
-    if user.is_authenticated and not is_researcher(user) and other_role:
-        return redirect("annotation:home")
+    if user.is_authenticated and not is_researcher(user):
+        if other_role:
+            return redirect("annotation:home")
+        return render(request, "researcher/no_role.html", status=403)
     return _study_list(request)
 
 
@@ -130,8 +134,10 @@ def pilot(request: HttpRequest, slug: str) -> HttpResponse:
         return redirect(back)
     messages.success(
         request,
-        f"Pilot: {report.participants} simulated participant(s), {report.completed} completed, "
-        f"{report.failed_check} failed the instruction check, {report.in_progress} dropped out.",
+        f"Pilot: {report.participants} simulated participant(s): {report.completed} completed, "
+        f"{report.in_progress} dropped out, "
+        f"{report.participants - report.completed - report.in_progress} ended early; "
+        f"{report.failed_check} of the {report.participants} failed the instruction check.",
     )
     return redirect(back)
 

@@ -44,6 +44,8 @@ def test_pairwise_agreement_matches_sklearn_on_every_pair():
     for (a, b), res in got.items():
         assert res.cohen_kappa.value == pytest.approx(_kappa(named[a], named[b]))
     assert got[("a1", "a3")].n_items == 5 and got[("a3", "final")].n_items == 5
+    # Each pair counts the ratings of the items both rated, never a rating without counterpart.
+    assert all(p.result.n_ratings == 2 * p.result.n_items for p in result)
     assert got[("a1", "final")].cohen_kappa.value == pytest.approx(1.0)
 
 

@@ -8,7 +8,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from spotlight_study.annotation.services import LabelInput, assignment_next, label_save
-from spotlight_study.participation.models import Participant
+from spotlight_study.participation.models import Participant, SurveyAnswer, TaskResponse
 from spotlight_study.participation.selectors import participant_pseudonym
 from spotlight_study.stimuli.models import GenerationJob, MiningJob, Output, StimulusSet
 from spotlight_study.studies.models import Study
@@ -282,3 +282,23 @@ def _prolific_fake_settings(settings, fake):
     settings.PROLIFIC_API_BASE_URL = fake.base_url
     settings.PROLIFIC_RETRY_BACKOFF_SECONDS = 0.001
 
+
+
+def test_pilot_participants_are_left_out_unless_asked_for(api, demo_study):
+    """Participants, responses and survey lists leave pilots out by default, like the export;
+    ?include_pilot=true adds them and a bad value is a 400."""
+    from django.core.management import call_command
+
+    complete_participants(demo_study.slug, 1)
+    call_command("pilot", demo_study.slug, "--participants", "3")
+    base = f"/api/studies/{demo_study.slug}"
+    real = Participant.objects.filter(is_pilot=False)
+    assert api.get(f"{base}/participants/").json()["count"] == real.count() == 1
+    assert api.get(f"{base}/participants/?include_pilot=true").json()["count"] == Participant.objects.count() == 4
+    real_answers = TaskResponse.objects.filter(participant__is_pilot=False, answered_at__isnull=False)
+    assert api.get(f"{base}/responses/").json()["count"] == real_answers.count()
+    with_pilot = api.get(f"{base}/responses/?include_pilot=true").json()["count"]
+    assert with_pilot == TaskResponse.objects.filter(answered_at__isnull=False).count() > real_answers.count()
+    survey = api.get(f"{base}/survey-answers/").json()["count"]
+    assert survey == SurveyAnswer.objects.filter(participant__is_pilot=False).count()
+    assert api.get(f"{base}/participants/?include_pilot=perhaps").status_code == 400

@@ -151,3 +151,35 @@ def test_hotkeys_skip_and_two_tab_conflict(page, live_server, live_demo_study):
     )
     assert history == [(True, False), (False, False), (True, True)]
     assert Assignment.objects.get(item__public_id=second, annotator=user).state == "skipped"
+
+
+def test_back_after_another_tab_saved_shows_the_stored_label(page, live_server, live_demo_study):
+    """Tab A saves Yes, tab B saves No, tab A goes Back: Chromium must not restore A's old Yes
+    into the reloaded form, so Save there never silently overwrites B's No."""
+    study = live_demo_study
+    Walker(Client(), study.slug).complete(training="Group 2 fishes at night.")
+    user = User.objects.create_user(username="e2e-back", password=PASSWORD)
+    user.groups.add(Group.objects.get_or_create(name="annotators")[0])
+    _login(page, live_server.url, "e2e-back")
+    page.get_by_role("link", name="My queue").click()
+    page.get_by_role("button", name="Next item").click()
+    item_url = page.url
+    _answer_question(page, "identify the target difference", "Yes")
+    _answer_question(page, "surface difference", "No")
+    _answer_question(page, "no difference", "No")
+    page.get_by_role("button", name="Save", exact=True).click()
+    expect(page.locator(".messages")).to_contain_text("Saved.")
+
+    tab_b = page.context.new_page()
+    tab_b.goto(item_url)
+    _answer_question(tab_b, "identify the target difference", "No")
+    tab_b.get_by_role("button", name="Save", exact=True).click()
+    expect(tab_b.locator(".messages")).to_contain_text("Saved.")
+
+    page.go_back()
+    page.wait_for_load_state()
+    identified_no = page.locator("fieldset", has=page.locator("legend", has_text="identify the target difference")).get_by_label("No", exact=True)
+    expect(identified_no).to_be_checked()  # the stored label, not the restored old form
+    page.get_by_role("button", name="Save", exact=True).click()
+    label = Annotation.objects.get(annotator=user)
+    assert label.identified is False

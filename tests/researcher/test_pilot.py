@@ -23,7 +23,7 @@ def test_button_runs_a_pilot_and_deletes_it(demo_study, staff_client):
     assert response.status_code == 302 and response["Location"].endswith(f"/researcher/{demo_study.slug}/#pilot")
     assert Participant.objects.filter(study=demo_study, is_pilot=True).count() == 10
     page = staff_client.get(response["Location"]).content.decode()
-    assert "Pilot: 10 simulated participant(s), 9 completed" in page  # the message
+    assert "Pilot: 10 simulated participant(s): 9 completed, 1 dropped out, 0 ended early; 1 of the 10 failed" in page
     assert "10 pilot participant(s), 9 completed" in page
     # Pilots are counted nowhere in the real figures.
     assert '<th colspan="2">Total</th><th>0</th><th>0</th>' in page

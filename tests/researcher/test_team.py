@@ -157,3 +157,15 @@ def test_team_list_counts_labels_with_constant_queries(staff, demo_study, django
         make_user(f"m{i}", ANNOTATORS)
     with django_assert_max_num_queries(len(small.captured_queries)):
         staff.get(URL)
+
+
+def test_member_removed_from_every_role_is_told_so_after_login(client, db):
+    """An account with no role left lands on a page saying it has no role, not a researcher refusal."""
+    from django.contrib.auth.models import User
+
+    User.objects.create_user(username="dave", password="dave-password-123")
+    client.force_login(User.objects.get(username="dave"))
+    response = client.get("/researcher/")
+    html = response.content.decode()
+    assert response.status_code == 403
+    assert "has no role at the moment" in html and "researchers are staff accounts" not in html

@@ -50,9 +50,10 @@ class Command(BaseCommand):
         except PilotError as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(
-            f"Pilot of {slug}: {report.participants} simulated participant(s), "
-            f"{report.completed} completed, {report.failed_check} failed the instruction check, "
-            f"{report.in_progress} still in progress (dropped out)."
+            f"Pilot of {slug}: {report.participants} simulated participant(s): "
+            f"{report.completed} completed, {report.in_progress} still in progress (dropped out), "
+            f"{report.participants - report.completed - report.in_progress} ended early; "
+            f"{report.failed_check} of the {report.participants} failed the instruction check."
         )
         self.stdout.write(
             f"Export or analyse them with --include-pilot; remove them with "
