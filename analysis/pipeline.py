@@ -31,6 +31,7 @@ __all__ = [
     "section_name",
     "build_tables",
     "compute_results",
+    "likert_alternatives_for",
     "run_analysis",
     "to_json",
 ]
@@ -165,6 +166,44 @@ def _likert_alternatives(items: list[str], configured: Mapping[str, str] | None)
             )
         merged[item] = alternative
     return {item: merged.get(item, FALLBACK_LIKERT_ALTERNATIVE) for item in items}
+
+
+def likert_alternatives_for(items: list[str], configured: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The alternative each per-condition survey item is tested with.
+
+    Parameters
+    ----------
+    items : list of str
+        Item keys of the survey's per-condition items.
+    configured : mapping of str to str, optional
+        Overrides (``--likert-alternative``), as in :func:`compute_results`.
+
+    Returns
+    -------
+    dict of str to str
+        ``item -> "greater" | "less" | "two-sided"``: the configured value,
+        else :data:`DEFAULT_LIKERT_ALTERNATIVES`, else two-sided.
+
+    Raises
+    ------
+    AnalysisInputError
+        If a configured alternative is not a rank-test alternative.
+
+    Notes
+    -----
+    The same choice :func:`compute_results` makes, so a preregistered plan
+    states exactly the alternatives the analysis will use.
+
+    References
+    ----------
+    .. [1] ``docs/analysis.md``, section "Preregistration".
+
+    Examples
+    --------
+    >>> likert_alternatives_for(["ease", "effort", "clarity"])
+    {'ease': 'greater', 'effort': 'less', 'clarity': 'two-sided'}
+    """
+    return _likert_alternatives(list(items), configured)
 
 
 def _ordered(values, preferred) -> list[str]:
@@ -609,6 +648,7 @@ def run_analysis(
     likert_alternatives: Mapping[str, str] | None = None,
     alternative: str = "larger",
     alpha: float = 0.05,
+    plan: Mapping | None = None,
 ) -> dict:
     """Analyse an export directory and write results, tables, figures and report.
 
@@ -626,6 +666,14 @@ def run_analysis(
         Alternative of the identification tests.
     alpha : float, default 0.05
         Level of the Wilson intervals and of the Holm correction.
+    plan : Mapping, optional
+        A preregistered plan (:func:`analysis.deviations.load_plan`). The
+        tests run as the other arguments say; the plan is compared with them
+        afterwards: ``results.json`` gains ``preregistration``
+        (``plan_sha256`` and the ``deviations`` of
+        :func:`analysis.deviations.compare_to_plan`), the report cites the
+        hash and gets the section "Deviations from the preregistered plan",
+        and the plan is copied to ``plan.json`` in ``out_dir``.
 
     Returns
     -------
@@ -637,8 +685,8 @@ def run_analysis(
     ------
     AnalysisInputError
         If the input is missing or invalid (see
-        :func:`analysis.prepare_data`) or an argument is out of range.
-        Nothing is written in that case.
+        :func:`analysis.prepare_data`), an argument is out of range, or
+        ``plan`` is not a plan. Nothing is written in that case.
     OSError
         If the output directory cannot be written.
 
@@ -666,9 +714,17 @@ def run_analysis(
     from .figures import write_figures
     from .report import write_report
 
+    from .deviations import canonical_json, check_plan, compare_to_plan
+
+    if plan is not None:
+        check_plan(plan)
     data = load_export(input_dir)
     results = compute_results(data, alternative=alternative, likert_alternatives=likert_alternatives,
                               alpha=alpha)
+    if plan is not None:
+        deviations = compare_to_plan(plan, json.loads(to_json(results)),
+                                     correction={"method": "holm", "families": HOLM_FAMILIES})
+        results["preregistration"] = {"plan_sha256": deviations["plan_sha256"], "deviations": deviations}
     tables = build_tables(results, data)
 
     out = Path(out_dir)
@@ -678,5 +734,8 @@ def run_analysis(
     figures = write_figures(tables, out / "figures")
     text = to_json(results)
     write_report(json.loads(text), tables, figures, out)
+    if plan is not None:
+        # The exact bytes the hash is computed over: ``sha256sum plan.json`` prints the cited hash.
+        (out / "plan.json").write_bytes(canonical_json(plan))
     (out / "results.json").write_text(text, encoding="utf-8")
     return json.loads(text)

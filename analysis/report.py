@@ -208,6 +208,50 @@ def _likert_blocks(results: Mapping, tables: Mapping[str, pd.DataFrame], treatme
     return blocks
 
 
+def _deviation_blocks(prereg: Mapping) -> list:
+    """The section "Deviations from the preregistered plan" (see :func:`analysis.deviations.compare_to_plan`)."""
+    dev = prereg["deviations"]
+    sample = dev["sample_size"]
+    blocks: list = [
+        _Heading(2, "Deviations from the preregistered plan"),
+        _Para("Plan SHA-256: ", _C(prereg["plan_sha256"]),
+              " (SHA-256 of the plan's canonical JSON: keys sorted, UTF-8, no whitespace; ",
+              _C("sha256sum plan.json"), " in this directory prints it). ",
+              f"{dev['count']} deviation(s) found." if dev["count"] else "No deviation found."),
+    ]
+    if sample["planned"] is None:
+        n_line = f"N analysed {sample['analysed']} vs planned: the plan states no N."
+    elif sample["difference"] == 0:
+        n_line = f"N analysed {sample['analysed']} vs planned {sample['planned']} (as planned)."
+    else:
+        more = "more" if sample["difference"] > 0 else "fewer"
+        n_line = (f"N analysed {sample['analysed']} vs planned {sample['planned']} "
+                  f"({abs(sample['difference'])} {more} than planned).")
+    blocks += [_Heading(3, "Sample size"), _Para(n_line), _Heading(3, "Exclusion rules")]
+    blocks.append(_Table(["Rule", "In the plan", "Participants excluded"],
+                         [[_U(e["reason"]), "yes" if e["planned"] else "no (not planned)",
+                           str(e["participants"])] for e in dev["exclusions"]]))
+    unplanned = [e for e in dev["exclusions"] if not e["planned"]]
+    blocks.append(_Para("Exclusion reasons applied but not planned: ",
+                        _U(", ".join(f"{e['reason']} ({e['participants']})" for e in unplanned))
+                        if unplanned else "None", "."))
+    blocks.append(_Heading(3, "Tests and alternatives"))
+    if dev["tests_differ"]:
+        blocks.append(_Bullets([[_U(d["id"] or "all tests"), f": {d['what']} planned ",
+                                 _C(str(d["planned"])), ", used ", _C(str(d["used"]))]
+                                for d in dev["tests_differ"]]))
+    else:
+        blocks.append(_Para("Tests or alternatives that differ from the plan: None."))
+    blocks.append(_Para("Planned tests not run: ",
+                        _U(", ".join(dev["tests_not_run"])) if dev["tests_not_run"] else "None", "."))
+    blocks.append(_Heading(3, "Analyses not in the plan"))
+    if dev["exploratory"]:
+        blocks.append(_Bullets([[_U(name), " (exploratory)"] for name in dev["exploratory"]]))
+    else:
+        blocks.append(_Para("Analyses not in the plan (exploratory): None."))
+    return blocks
+
+
 def _blocks(results: Mapping, tables: Mapping[str, pd.DataFrame]) -> list:
     part = results["participants"]
     blocks: list = [
@@ -220,6 +264,11 @@ def _blocks(results: Mapping, tables: Mapping[str, pd.DataFrame]) -> list:
     ]
     if results["input_files"]:
         blocks.append(_Bullets([[_U(name), ": ", _C(sha)] for name, sha in results["input_files"].items()]))
+    prereg = results.get("preregistration")
+    if prereg:
+        blocks.append(_Para("Preregistered plan SHA-256: ", _C(prereg["plan_sha256"]),
+                            ". The analysis is compared with this plan in the section "
+                            "\"Deviations from the preregistered plan\"."))
 
     # participants
     blocks += [
@@ -233,6 +282,8 @@ def _blocks(results: Mapping, tables: Mapping[str, pd.DataFrame]) -> list:
                             [[_U(reason), str(count)] for reason, count in results["exclusions"].items()]))
     else:
         blocks.append(_Para("No participant was excluded."))
+    if prereg:
+        blocks += _deviation_blocks(prereg)
 
     # identification
     design = results["design"]

@@ -74,6 +74,7 @@ INSTALLED_APPS = [
     "spotlight_study.prolific",
     "spotlight_study.api",
     "spotlight_study.privacy",
+    "spotlight_study.prereg",
 ]
 
 MIDDLEWARE = [

@@ -18,7 +18,9 @@ def latest_report_dir(study: Study) -> Path:
     return Path(settings.ANALYSIS_ROOT) / study.slug
 
 
-def analysis_run(*, study: Study, out_dir: str | Path, include_pilot: bool = False) -> dict:
+def analysis_run(
+    *, study: Study, out_dir: str | Path, include_pilot: bool = False, plan: dict | None = None
+) -> dict:
     """Export the study's current data and run :func:`analysis.run_analysis` on it.
 
     Parameters
@@ -30,6 +32,9 @@ def analysis_run(*, study: Study, out_dir: str | Path, include_pilot: bool = Fal
         ``figures/``, ``report.md``, ``report.html``).
     include_pilot : bool
         Analyse the pilot participants too (``manage.py pilot``); they are left out by default.
+    plan : dict, optional
+        A preregistered plan (``manage.py analyze`` passes the study's latest version): the
+        report cites its hash and lists the deviations from it (:func:`analysis.run_analysis`).
 
     Returns
     -------
@@ -53,7 +58,7 @@ def analysis_run(*, study: Study, out_dir: str | Path, include_pilot: bool = Fal
     out = Path(out_dir)
     data_dir = out / "data"
     results_export(study=study, out_dir=data_dir, include_pilot=include_pilot)
-    results = run_analysis(data_dir, out)
+    results = run_analysis(data_dir, out, plan=plan)
     latest = latest_report_dir(study)
     latest.mkdir(parents=True, exist_ok=True)
     for name in ("report.html", "results.json"):

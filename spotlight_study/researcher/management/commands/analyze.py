@@ -2,7 +2,8 @@
 
 Exit status 0 on success; 2, with a one-line message and no traceback, when the data cannot be
 analysed yet (no answers, answers without final labels, a condition group still empty); 1 for
-other errors (unknown study, output directory not writable).
+other errors (unknown study, output directory not writable). The study's latest preregistered
+plan (``manage.py preregister``), if any, is cited in the report with the deviations from it.
 """
 from django.core.management.base import BaseCommand, CommandError
 
@@ -24,16 +25,26 @@ class Command(BaseCommand):
             action="store_true",
             help="Analyse the pilot participants (manage.py pilot) too; left out by default.",
         )
+        parser.add_argument(
+            "--no-plan",
+            action="store_true",
+            help="Ignore the study's preregistered plan (by default the latest version is used: the "
+            "report cites its hash and lists the deviations from it).",
+        )
 
-    def handle(self, *args, slug, out, include_pilot=False, **options):
+    def handle(self, *args, slug, out, include_pilot=False, no_plan=False, **options):
         from analysis import AnalysisInputError
+
+        from spotlight_study.prereg.selectors import plan_latest
 
         try:
             study = Study.objects.get(slug=slug)
         except Study.DoesNotExist:
             raise CommandError(f"No study with slug '{slug}'.") from None
+        latest = None if no_plan else plan_latest(study=study)
         try:
-            results = analysis_run(study=study, out_dir=out, include_pilot=include_pilot)
+            results = analysis_run(study=study, out_dir=out, include_pilot=include_pilot,
+                                   plan=latest.plan if latest else None)
         except AnalysisInputError as exc:
             # Status 2, like ``python -m analysis``: the input cannot be analysed (as opposed to 1,
             # the command itself failing).
@@ -43,6 +54,10 @@ class Command(BaseCommand):
         self.stdout.write(f"Report: {out}/report.html (input SHA-256 {results['input_sha256']})")
         if include_pilot:
             self.stdout.write("  The data include the pilot participants.")
+        if latest is not None:
+            count = results["preregistration"]["deviations"]["count"]
+            self.stdout.write(f"  Preregistered plan v{latest.version} (SHA-256 {latest.plan_sha256}): "
+                              f"{count} deviation(s), listed in the report.")
         for section, treatment, words in (
             ("identification", "pattern", "pattern"),
             ("identification_with_distractors", "pattern_with_distractors", "pattern + distractors"),
