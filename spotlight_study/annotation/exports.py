@@ -14,6 +14,7 @@ from spotlight_study.csvsafe import SafeDictWriter
 from spotlight_study.participation.selectors import participant_pseudonym
 from spotlight_study.studies.models import Study
 
+from .machine_agreement import machine_agreement
 from .models import LABEL_FIELDS
 from .selectors import (
     agreement_report,
@@ -56,6 +57,15 @@ AGREEMENT_COLUMNS = [
     "cohen_kappa_note",
     "krippendorff_alpha",
     "krippendorff_alpha_note",
+    # The machine coder's rows (comparison machine_vs_human, machine_vs_final, human_vs_human)
+    # add a paired bootstrap 95% CI of kappa and, on machine_vs_final, the decision rule.
+    "cohen_kappa_ci_low",
+    "cohen_kappa_ci_high",
+    "cohen_kappa_ci_note",
+    "human_kappa",
+    "margin",
+    "non_inferior",
+    "decision",
 ]
 EXPORTS = ("annotations", "final_labels", "agreement")
 
@@ -157,7 +167,43 @@ def agreement_rows(*, study: Study) -> list[dict]:
         for name in ("percent_agreement", "cohen_kappa", "krippendorff_alpha"):
             row[name], row[f"{name}_note"] = _stat(getattr(a, name))
         rows.append(row)
-    return rows
+    return rows + machine_agreement_rows(study=study)
+
+
+def machine_agreement_rows(*, study: Study) -> list[dict]:
+    """The machine coder's rows of ``agreement.csv`` (:func:`~.machine_agreement.machine_agreement`
+    with the default margin): scope ``all``, ``rater_a`` ``llm:<model>`` (or an annotator for
+    ``human_vs_human``). ``non_inferior`` is 1, 0 or empty (undecided); ``decision`` the rule's
+    statement in words; both only on ``machine_vs_final`` rows."""
+    rows_, decisions = machine_agreement(study=study)
+    by_key = {(d.model, d.field): d for d in decisions}
+    out = []
+    for r in rows_:
+        a = r.result
+        row = {
+            "field": r.field,
+            "scope": "all",
+            "comparison": r.comparison,
+            "rater_a": r.rater_a,
+            "rater_b": r.rater_b,
+            "n_items": a.n_items,
+            "n_annotators": a.n_annotators,
+            "n_ratings": a.n_ratings,
+        }
+        for name in ("percent_agreement", "cohen_kappa", "krippendorff_alpha"):
+            row[name], row[f"{name}_note"] = _stat(getattr(a, name))
+        row["cohen_kappa_ci_low"], row["cohen_kappa_ci_note"] = _stat(r.ci.ci_low)
+        row["cohen_kappa_ci_high"] = _stat(r.ci.ci_high)[0]
+        if r.comparison == "machine_vs_final":
+            rule = by_key[(r.model, r.field)].rule
+            row.update(
+                human_kappa="" if rule.human_kappa is None else round(rule.human_kappa, 6),
+                margin=rule.margin,
+                non_inferior="" if rule.non_inferior is None else int(rule.non_inferior),
+                decision=rule.statement,
+            )
+        out.append(row)
+    return out
 
 
 _BUILDERS = {

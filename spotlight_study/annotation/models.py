@@ -18,6 +18,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 
 from spotlight_study.participation.models import TaskResponse
+from spotlight_study.stimuli.models import Job
 from spotlight_study.studies.models import Setting, Study
 
 
@@ -270,3 +271,74 @@ class CodebookTag(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+# --- the machine coder ---------------------------------------------------------------------
+# Kept apart from Annotation on purpose: a machine label is never an annotator's label, so it
+# can never count toward k, reach adjudication or become a final label by agreement.
+
+
+class MachineCodingJob(Job):
+    """Label every saved answer of a study with an LLM through an OpenAI-compatible API.
+
+    ``model`` is the model asked for; ``fields`` the compared label fields requested (a subset
+    of :data:`COMPARED_FIELDS`, in that order). ``base_url`` records the server (never the API
+    key). ``done``/``total`` count items with a stored :class:`MachineLabel` (labelled or
+    missing) out of the study's items when the run started.
+    """
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="machine_coding_jobs")
+    base_url = models.CharField(max_length=500)
+    model = models.CharField(max_length=200)
+    fields = models.JSONField(default=list)
+
+    class Meta(Job.Meta):
+        constraints = list(Job.Meta.constraints)
+
+    def __str__(self) -> str:
+        return f"Machine coding of {self.study} with {self.model}"
+
+    @property
+    def coder_name(self) -> str:
+        """``llm:<model>``, the machine annotator's name in exports and on the overview."""
+        return f"llm:{self.model}"
+
+
+class MachineLabel(models.Model):
+    """The machine coder's label of one item, or a missing label with the reason.
+
+    One row per (item, model asked for): a rerun or a second job with the same model skips
+    items that have one, so nothing is ever labelled twice. Label fields not requested, or
+    all of them when ``status`` is ``missing``, are ``None``. ``response_model``,
+    ``system_fingerprint`` and ``finish_reason`` are as the server returned them for the last
+    attempt; the token counts add up every attempt (``attempts`` is 1 or 2).
+    """
+
+    class Status(models.TextChoices):
+        LABELLED = "labelled", "Labelled"
+        MISSING = "missing", "Missing (invalid reply or refused request)"
+
+    job = models.ForeignKey(MachineCodingJob, on_delete=models.CASCADE, related_name="labels")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="machine_labels")
+    model = models.CharField(max_length=200)
+    status = models.CharField(max_length=10, choices=Status.choices)
+    missing_reason = models.TextField(blank=True)
+    identified = models.BooleanField(null=True)
+    surface_difference = models.BooleanField(null=True)
+    no_difference = models.BooleanField(null=True)
+    tags = models.JSONField(null=True, blank=True)
+    exclusion = models.CharField(max_length=30, choices=Exclusion.choices, null=True, blank=True)
+    response_model = models.CharField(max_length=200, blank=True)
+    system_fingerprint = models.CharField(max_length=200, blank=True)
+    finish_reason = models.CharField(max_length=40, blank=True)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    total_tokens = models.PositiveIntegerField(default=0)
+    attempts = models.PositiveSmallIntegerField(default=1)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["item", "model"], name="machine_label_once_per_model"),
+        ]
+        indexes = [models.Index(fields=["model", "status"])]

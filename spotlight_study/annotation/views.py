@@ -23,6 +23,7 @@ from spotlight_study.studies.models import Study
 
 from . import exports, selectors, services
 from .forms import LabelForm
+from .machine_agreement import machine_overview
 from .models import Annotation, Exclusion, FinalLabel, Item
 from .roles import (
     adjudicator_required,
@@ -304,6 +305,7 @@ def overview(request: HttpRequest, slug: str) -> HttpResponse:
         {
             "study": study,
             "o": selectors.researcher_overview(study=study),
+            "machine": machine_overview(study=study),
             "exports": exports.EXPORTS,
         },
     )
