@@ -15,6 +15,7 @@ From a shell: ``python -m analysis export/ --out out/``.
 from .errors import AnalysisInputError
 from .inputs import StudyData, input_sha256, load_export, prepare_data
 from .planning import SamplePlan, plan_sample_size
+from .simulation import SimulationResult, load_study_design, simulate_power
 from .pipeline import (
     DEFAULT_LIKERT_ALTERNATIVES,
     build_tables,
@@ -40,6 +41,7 @@ __all__ = [
     "DEFAULT_LIKERT_ALTERNATIVES",
     "AnalysisInputError",
     "SamplePlan",
+    "SimulationResult",
     "StudyData",
     "build_tables",
     "cohens_h",
@@ -49,12 +51,14 @@ __all__ = [
     "holm_correction",
     "input_sha256",
     "load_export",
+    "load_study_design",
     "mann_whitney",
     "other_differences",
     "plan_sample_size",
     "prepare_data",
     "run_analysis",
     "sample_size_per_condition",
+    "simulate_power",
     "time_on_task",
     "to_json",
     "two_proportion_ztest",

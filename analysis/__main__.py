@@ -1,4 +1,5 @@
-"""Command line: ``python -m analysis DIR --out OUTDIR`` and ``python -m analysis plan ...``.
+"""Command line: ``python -m analysis DIR --out OUTDIR``, ``python -m analysis plan ...``
+and ``python -m analysis simulate ...``.
 
 Exit status 0 on success, 2 on invalid input or arguments (message on
 stderr, no traceback). Input that cannot be analysed yet, such as an export
@@ -12,8 +13,10 @@ import json
 import sys
 from collections.abc import Sequence
 
+from .deviations import load_plan
 from .errors import AnalysisInputError
 from .planning import plan_sample_size
+from .simulation import simulate_main
 from .pipeline import DEFAULT_LIKERT_ALTERNATIVES, run_analysis
 from .stats import PROPORTION_ALTERNATIVES, RANK_ALTERNATIVES
 
@@ -34,8 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
     -------
     argparse.ArgumentParser
         Positional ``input_dir``; options ``--out`` (required),
-        ``--alternative``, ``--likert-alternative ITEM=ALT`` (repeatable)
-        and ``--alpha``.
+        ``--alternative``, ``--likert-alternative ITEM=ALT`` (repeatable),
+        ``--alpha`` and ``--plan``.
 
     Raises
     ------
@@ -73,6 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "other items two-sided)")
     parser.add_argument("--alpha", type=float, default=0.05,
                         help="level of the Wilson intervals (1 - alpha) and the Holm correction (default 0.05)")
+    parser.add_argument("--plan", metavar="PLAN_JSON",
+                        help="preregistered plan (plan.json of manage.py preregister): the report cites its "
+                        "SHA-256 and lists the deviations from it")
     return parser
 
 
@@ -112,15 +118,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["plan"]:
         return plan_main(argv[1:])
+    if argv[:1] == ["simulate"]:
+        return simulate_main(argv[1:])
     args = build_parser().parse_args(argv)
     try:
+        plan = load_plan(args.plan)[0] if args.plan else None
         results = run_analysis(args.input_dir, args.out, likert_alternatives=dict(args.likert_alternative),
-                               alternative=args.alternative, alpha=args.alpha)
+                               alternative=args.alternative, alpha=args.alpha, plan=plan)
     except AnalysisInputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(f"Analysed {results['participants']['included']} participants "
           f"({results['participants']['excluded']} excluded); input SHA-256 {results['input_sha256']}")
+    if plan is not None:
+        prereg = results["preregistration"]
+        print(f"Plan SHA-256 {prereg['plan_sha256']}: {prereg['deviations']['count']} deviation(s), "
+              "listed in the report")
     print(f"Wrote results.json, tables/, figures/, report.md and report.html to {args.out}")
     return 0
 
