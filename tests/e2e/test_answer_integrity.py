@@ -104,7 +104,11 @@ def test_back_forward_and_reload_at_every_step(page, live_server, live_demo_stud
     _enter(page, live_server.url, study.slug)
     participant = Participant.objects.get(study=study)
 
-    def round_trip(check, *, first_page: bool = False) -> None:
+    def round_trip(check, *, first_page: bool = False, loaded=None) -> None:
+        # ``loaded`` waits for the step to arrive first: reloading while the POST-redirect-GET
+        # of a click is still under way detaches the page in Chromium (a flaky protocol error).
+        if loaded is not None:
+            loaded()
         page.reload()
         check()
         page.go_back()
@@ -122,7 +126,7 @@ def test_back_forward_and_reload_at_every_step(page, live_server, live_demo_stud
     def instructions_shown():
         expect(page.locator(".progress")).to_have_text("Instructions, step 1 of 2")
 
-    round_trip(instructions_shown)
+    round_trip(instructions_shown, loaded=instructions_shown)
     participant.refresh_from_db()
     assert participant.step == Participant.Step.INSTRUCTIONS
     page.get_by_role("button", name="Continue").click()
