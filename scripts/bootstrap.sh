@@ -1,17 +1,44 @@
 #!/usr/bin/env bash
-# Create .venv (Python 3.11) and install the project with its dev extra. Idempotent and quick
-# when nothing changed (the install is skipped while pyproject.toml is unchanged).
+# Create the virtualenv and install the project from the lock file (requirements.lock: exact
+# pins with hashes, refreshed by ./scripts/lock.sh). Idempotent and quick when nothing changed:
+# the install is skipped while pyproject.toml and requirements.lock are unchanged.
+#
+# Environment:
+#   PYTHON_VERSION  the Python to use, 3.11 (default), 3.12 or 3.13; found on PATH as
+#                   pythonX.Y or under pyenv's versions.
+#   PYTHON          an explicit interpreter (overrides PYTHON_VERSION).
+#   VENV            the virtualenv directory (default .venv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PY=${PYTHON:-python3.11}
-command -v "$PY" >/dev/null 2>&1 || PY=python3
-if [ ! -x .venv/bin/python ]; then
-  "$PY" -m venv .venv
+VENV=${VENV:-.venv}
+want=${PYTHON_VERSION:-3.11}
+
+find_python() {
+  if [ -n "${PYTHON:-}" ]; then echo "$PYTHON"; return; fi
+  if command -v "python$want" >/dev/null 2>&1 && "python$want" -c 'import sys' >/dev/null 2>&1; then
+    echo "python$want"; return
+  fi
+  # pyenv installs several Pythons but puts only the global one on PATH.
+  local root
+  root=$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")
+  for candidate in "$root"/versions/"$want"*/bin/python"$want"; do
+    [ -x "$candidate" ] && { echo "$candidate"; return; }
+  done
+  echo "python3"
+}
+
+if [ ! -x "$VENV/bin/python" ]; then
+  PY=$(find_python)
+  echo "Creating $VENV with $("$PY" --version 2>&1)"
+  "$PY" -m venv "$VENV"
 fi
-stamp=.venv/.installed-$(sha256sum pyproject.toml | cut -c1-16)
+stamp="$VENV/.installed-$(cat pyproject.toml requirements.lock | sha256sum | cut -c1-16)"
 if [ ! -f "$stamp" ]; then
-  .venv/bin/python -m pip install --quiet --upgrade pip
-  .venv/bin/python -m pip install --quiet -e ".[dev]"
-  rm -f .venv/.installed-*
+  "$VENV/bin/python" -m pip install --quiet --upgrade pip
+  # Every third-party package comes from the lock, hash-checked; the project itself is then
+  # installed without resolving anything again.
+  "$VENV/bin/python" -m pip install --quiet --require-hashes -r requirements.lock
+  "$VENV/bin/python" -m pip install --quiet --no-deps -e .
+  rm -f "$VENV"/.installed-*
   touch "$stamp"
 fi

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # README command 2: install everything and run the whole test suite.
 # Uses DATABASE_URL if set (e.g. postgres://postgres@127.0.0.1:5432/spotlight), else SQLite.
+# PYTHON_VERSION=3.13 VENV=.venv313 ./scripts/test.sh runs it on another Python (3.11 to 3.13).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/bootstrap.sh
+VENV=${VENV:-.venv}
 if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null; then
   echo "Installing Debian's Chromium for the browser tests..."
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
     || echo "Could not install chromium; browser tests will be skipped outside CI."
 fi
-exec .venv/bin/python -m pytest "$@"
+exec "$VENV/bin/python" -m pytest "$@"

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Refresh requirements.lock from pyproject.toml: one universal file (markers per Python) with
+# exact pins and hashes for Python 3.11 to 3.13, the dev extra included. Needs network access to
+# PyPI. uv is installed into a throw-away virtualenv if it is not on PATH.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+UV=$(command -v uv || true)
+if [ -z "$UV" ]; then
+  tools=$(mktemp -d)
+  python3 -m venv "$tools" && "$tools/bin/python" -m pip install --quiet uv
+  UV="$tools/bin/uv"
+fi
+"$UV" pip compile pyproject.toml --extra dev --universal --generate-hashes \
+  --python-version 3.11 --no-header -o requirements.lock.tmp --quiet "$@" >/dev/null
+{
+  echo "# Exact pins with hashes for every supported Python (3.11 to 3.13), resolved from pyproject.toml."
+  echo "# Refresh: ./scripts/lock.sh   (do not edit by hand)"
+  cat requirements.lock.tmp
+} > requirements.lock
+rm -f requirements.lock.tmp
+echo "requirements.lock refreshed; run ./scripts/bootstrap.sh to install it."
