@@ -55,8 +55,9 @@ def main() -> int:
 
     from spotlight_study.stimuli.importers import ImportOptions, read_outputs
     from spotlight_study.stimuli.models import JobStatus
-    from spotlight_study.stimuli.runner import job_run_now
+    from spotlight_study.stimuli.jobs.runner import job_run_now
     from spotlight_study.stimuli.services import mining_job_create, stimulus_set_import
+    from spotlight_study.stimuli.tasks import MINING
 
     call_command("migrate", verbosity=0)
 
@@ -72,7 +73,7 @@ def main() -> int:
 
     job = mining_job_create(stimulus_set=stimulus_set, method=args.method)
     start = time.perf_counter()
-    job_run_now(kind="mining", job_id=job.pk)
+    job_run_now(MINING, job_id=job.pk)
     total_s = time.perf_counter() - start
     job.refresh_from_db()
     if job.status != JobStatus.SUCCEEDED:

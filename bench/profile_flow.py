@@ -25,7 +25,6 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "bench"))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "spotlight_study.settings")
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/spotlight_bench_profile")
 os.environ["DEBUG"] = "false"
@@ -42,7 +41,9 @@ from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 
-from load import DEFAULT_FIXTURE, parse_page, recreate_database  # noqa: E402
+from bench.flow import parse_page  # noqa: E402
+from bench.load import DEFAULT_FIXTURE  # noqa: E402
+from bench.server import recreate_postgres  # noqa: E402
 
 SLUG = "spotlight-replication"
 _CLIENT = Client(enforce_csrf_checks=True)
@@ -112,7 +113,7 @@ def main() -> None:
     ap.add_argument("--no-setup", action="store_true", help="use the database as it is")
     args = ap.parse_args()
     if not args.no_setup:
-        recreate_database(os.environ["DATABASE_URL"], allow_any_name=False)
+        recreate_postgres(os.environ["DATABASE_URL"], allow_any_name=False)
         call_command("migrate", verbosity=0)
         call_command("import_study", str(DEFAULT_FIXTURE))
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # README command 1: install, migrate, load the demo study and start the study server on the
-# embedded default (SQLite in var/, no other service). Prints the participant link and logins.
+# embedded default (SQLite in var/, no other service), served by gunicorn as in production.
+# Prints the participant link and logins.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/bootstrap.sh
@@ -15,6 +16,12 @@ fi
 .venv/bin/python manage.py migrate --noinput
 .venv/bin/python manage.py import_study fixtures/spotlight-replication.yaml --if-missing
 .venv/bin/python manage.py demo_setup --base-url "http://127.0.0.1:${PORT}"
-# runserver's request log goes through the django.server logger, whose handler drops query
-# strings and scrubs Prolific IDs (settings LOGGING, docs/security.md), like the Procfile's format.
-exec .venv/bin/python manage.py runserver "127.0.0.1:${PORT}" --noreload
+# gunicorn, as in production: the same gunicorn.conf.py as the Procfile (sync workers, 2 x CPUs
+# + 1; an access log without query strings, so no Prolific ID is logged, docs/security.md), with
+# DEBUG off and WhiteNoise serving the static files. SQLite copes with several workers: settings.py
+# opens it in WAL mode with IMMEDIATE transactions and a 30 s busy timeout, so concurrent writes
+# wait for each other instead of failing with "database is locked". The workers share the
+# arrival rate limit's counters through a file cache in var/ (no cache service needed).
+export CACHE_URL=${CACHE_URL:-filecache://$PWD/var/cache}
+echo "Serving on http://127.0.0.1:${PORT} (gunicorn; stop with Ctrl-C)"
+exec .venv/bin/gunicorn spotlight_study.wsgi:application --config gunicorn.conf.py --bind "127.0.0.1:${PORT}"

@@ -1,0 +1,60 @@
+"""gunicorn settings of the web process: the Procfile's ``web``, ``scripts/serve.sh`` and ``bench/``.
+
+One file, so that the benchmark measures exactly what production and the embedded default run.
+gunicorn loads it with ``--config gunicorn.conf.py``; the command line (the Procfile's ``--bind``)
+overrides it. Every setting can be changed from the environment without editing this file:
+
+- ``WEB_CONCURRENCY``: worker processes (default below);
+- ``GUNICORN_THREADS``: threads per worker (1 = gunicorn's ``sync`` worker, more = ``gthread``);
+- ``GUNICORN_PRELOAD``: ``true``/``false``, import the app once in the master before forking;
+- ``GUNICORN_ACCESS_LOG``: ``off`` to switch the access log off (on by default);
+- ``GUNICORN_TIMEOUT``: seconds before a silent worker is killed and replaced.
+
+Chosen by measurement (``bench/load.py``, 2-CPU machine, see bench/README.md "gunicorn
+configuration" for the table): sync workers, ``2 x CPUs + 1`` of them, preloaded. In one series
+on a busy machine (2026-12-01, commit ec4e36e): 345 ms of server CPU per flow for 5 sync
+preloaded, 368 without preload, 400 for the old Procfile's 3 gthread x 2 threads, 436 for 2 sync. The app is
+CPU-bound Python (the GIL makes threads no faster than processes for it), its waits on the
+database are short, and a few more processes than CPUs keep the CPUs busy while one worker waits.
+``gthread`` adds keep-alive but costs more CPU per request (its event loop and thread hand-off)
+and had the worse tail latency. ``--preload`` imports Django once instead of once per worker:
+faster start and less memory, the same CPU per request.
+"""
+import os
+
+_cpus = os.cpu_count() or 1
+
+
+def _flag(name: str, default: bool) -> bool:
+    value = os.environ.get(name, "").strip().lower()
+    return default if not value else value in ("1", "true", "yes", "on")
+
+
+bind = [f"{os.environ.get('HOST', '0.0.0.0')}:{os.environ.get('PORT', '8000')}"]
+workers = int(os.environ.get("WEB_CONCURRENCY") or 2 * _cpus + 1)
+threads = int(os.environ.get("GUNICORN_THREADS") or 1)
+worker_class = "gthread" if threads > 1 else "sync"
+preload_app = _flag("GUNICORN_PRELOAD", True)
+timeout = int(os.environ.get("GUNICORN_TIMEOUT") or 30)
+graceful_timeout = 20
+# Keep-alive matters only for gthread (sync workers close after each response); behind a proxy
+# it saves a TCP handshake per request.
+keepalive = 5
+# Room for a burst of arrivals (a Prolific launch) while every worker is busy.
+backlog = 2048
+# No max_requests: the embedded default runs stimulus jobs in a background thread of the web
+# process (STIMULI_JOB_RUNNER=thread), which a planned restart would cut off.
+# The heartbeat file in memory, not on a disk that may stall (containers mount /tmp on overlay).
+worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None
+
+# gunicorn 27's control socket (for gunicornc) is one fixed path per user: several instances on
+# one machine (scale-out, tests) would fight over it, and nothing here uses it.
+control_socket_disable = True
+
+# Logs on stdout/stderr, as a platform collects them. The access log has the path without the
+# query string (%(U)s, never %(r)s or %(q)s): entry URLs carry PROLIFIC_PID, STUDY_ID and
+# SESSION_ID, which are personal data (docs/security.md).
+errorlog = "-"
+loglevel = os.environ.get("GUNICORN_LOG_LEVEL", "info")
+accesslog = None if os.environ.get("GUNICORN_ACCESS_LOG", "").strip().lower() == "off" else "-"
+access_log_format = '%(h)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(b)s %(M)sms "%(a)s"'

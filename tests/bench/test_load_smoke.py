@@ -1,0 +1,68 @@
+"""Smoke runs of bench/load.py: a few participants through the production server, checked in the
+database. Speed targets are not asserted here (they are benchmarks, run on a quiet machine);
+correctness is: no errors, no duplicate answers, cells within 1, nothing lost."""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from ..conftest import REPO
+
+
+def _reachable(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=2):
+            return True
+    except OSError:
+        return False
+
+
+def _run_load(tmp_path, *args: str) -> dict:
+    out = tmp_path / "figures.json"
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "DJANGO_SETTINGS_MODULE")}
+    result = subprocess.run(
+        [sys.executable, "bench/load.py", "--processes", "1", "--workers", "2", "--warmup", "2",
+         "--json", str(out), *args],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=900,
+    )
+    assert out.exists(), result.stdout[-4000:] + result.stderr[-4000:]
+    figures = json.loads(out.read_text())
+    figures["stdout"] = result.stdout
+    return figures
+
+
+def _assert_correct(figures: dict, n: int) -> None:
+    assert figures["completed"] == n and figures["errors"] == 0, figures["stdout"][-3000:]
+    assert figures["duplicates"] == 0 and figures["cell_spread"] <= 1, figures
+    assert "database disagrees with the client" not in figures["missed"], figures["missed"]
+    assert figures["server_cpu_ms_per_flow"] > 0 and figures["driver_cpu_ms_per_request"] > 0
+    assert "driver: 1 processes" in figures["stdout"] and "per request" in figures["stdout"]
+
+
+def test_load_bench_on_sqlite_completes_every_flow_and_checks_the_database(tmp_path):
+    """bench/load.py --database sqlite: 6 participants complete through gunicorn; the checks hold."""
+    figures = _run_load(tmp_path, "--n", "6", "--concurrency", "3", "--database", "sqlite")
+    _assert_correct(figures, 6)
+    assert figures["database"].startswith("sqlite")
+
+
+@pytest.mark.skipif(not (_reachable(5432) and _reachable(6379)), reason="needs PostgreSQL and Redis on 127.0.0.1")
+def test_two_app_servers_on_one_postgres_and_redis_lose_nothing(tmp_path):
+    """bench/load.py --servers 2: requests alternate between two gunicorn instances sharing one
+    PostgreSQL and Redis; every flow completes, no duplicates, cells within 1."""
+    import psycopg
+
+    name = f"spotlight_bench_test_{os.getpid()}"
+    try:
+        figures = _run_load(tmp_path, "--n", "8", "--concurrency", "4", "--servers", "2",
+                            "--database-url", f"postgres://postgres@127.0.0.1:5432/{name}")
+    finally:
+        with psycopg.connect("postgres://postgres@127.0.0.1:5432/postgres", autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    _assert_correct(figures, 8)
+    assert figures["servers"] == 2 and "requests per server" in figures["stdout"]
