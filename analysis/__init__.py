@@ -10,58 +10,43 @@ Examples
 >>> results = run_analysis("export/", "out/")  # doctest: +SKIP
 
 From a shell: ``python -m analysis export/ --out out/``.
+
+The names below are imported on first use, so ``import analysis.stats.agreement`` (the
+annotation app's import) stays light.
 """
 
-from .errors import AnalysisInputError
-from .inputs import StudyData, input_sha256, load_export, prepare_data
-from .planning import SamplePlan, plan_sample_size
-from .simulation import SimulationResult, load_study_design, simulate_power
-from .pipeline import (
-    DEFAULT_LIKERT_ALTERNATIVES,
-    build_tables,
-    compute_results,
-    run_analysis,
-    to_json,
-)
-from .stats import (
-    cohens_h,
-    compare_proportions,
-    fisher_exact_test,
-    holm_correction,
-    mann_whitney,
-    other_differences,
-    sample_size_per_condition,
-    time_on_task,
-    two_proportion_ztest,
-    wilcoxon_paired,
-    wilson_ci,
-)
+from __future__ import annotations
 
-__all__ = [
-    "DEFAULT_LIKERT_ALTERNATIVES",
-    "AnalysisInputError",
-    "SamplePlan",
-    "SimulationResult",
-    "StudyData",
-    "build_tables",
-    "cohens_h",
-    "compare_proportions",
-    "compute_results",
-    "fisher_exact_test",
-    "holm_correction",
-    "input_sha256",
-    "load_export",
-    "load_study_design",
-    "mann_whitney",
-    "other_differences",
-    "plan_sample_size",
-    "prepare_data",
-    "run_analysis",
-    "sample_size_per_condition",
-    "simulate_power",
-    "time_on_task",
-    "to_json",
-    "two_proportion_ztest",
-    "wilcoxon_paired",
-    "wilson_ci",
-]
+from ._lazy import lazy_exports
+
+_SOURCES = {
+    "DEFAULT_LIKERT_ALTERNATIVES": ".pipeline",
+    "AnalysisInputError": ".errors",
+    "SamplePlan": ".planning",
+    "SimulationResult": ".simulation",
+    "StudyData": ".inputs",
+    "build_tables": ".tables",
+    "cohens_h": ".stats",
+    "compare_proportions": ".stats",
+    "compute_results": ".pipeline",
+    "fisher_exact_test": ".stats",
+    "holm_correction": ".stats",
+    "input_sha256": ".inputs",
+    "load_export": ".inputs",
+    "load_study_design": ".design",
+    "mann_whitney": ".stats",
+    "other_differences": ".stats",
+    "plan_sample_size": ".planning",
+    "prepare_data": ".inputs",
+    "run_analysis": ".run",
+    "sample_size_per_condition": ".stats",
+    "simulate_power": ".simulation",
+    "time_on_task": ".stats",
+    "to_json": ".pipeline",
+    "two_proportion_ztest": ".stats",
+    "wilcoxon_paired": ".stats",
+    "wilson_ci": ".stats",
+}
+
+__all__ = list(_SOURCES)
+__getattr__, __dir__ = lazy_exports(__name__, _SOURCES)

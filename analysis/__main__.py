@@ -4,6 +4,8 @@ and ``python -m analysis simulate ...``.
 Exit status 0 on success, 2 on invalid input or arguments (message on
 stderr, no traceback). Input that cannot be analysed yet, such as an export
 without answers or with unannotated answers, counts as invalid input.
+``plan`` and ``simulate`` share one way of printing a result or an error
+(:func:`_report`).
 """
 
 from __future__ import annotations
@@ -13,11 +15,13 @@ import json
 import sys
 from collections.abc import Sequence
 
+from .design import load_study_design
 from .deviations import load_plan
 from .errors import AnalysisInputError
+from .pipeline import DEFAULT_LIKERT_ALTERNATIVES
 from .planning import plan_sample_size
-from .simulation import simulate_main
-from .pipeline import DEFAULT_LIKERT_ALTERNATIVES, run_analysis
+from .run import run_analysis
+from .simulation import MAX_RUNS, SimulationResult, simulate_power
 from .stats import PROPORTION_ALTERNATIVES, RANK_ALTERNATIVES
 
 
@@ -43,7 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
     Raises
     ------
     None
-        Building the parser does not raise; parsing raises ``SystemExit``.
+        Building the parser does not raise; parsing raises ``SystemExit`` (status 2), for
+        example when ``--out`` is missing or ``--likert-alternative`` is not ``ITEM=ALT``.
 
     Notes
     -----
@@ -98,7 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     Raises
     ------
     SystemExit
-        From argparse on invalid command-line syntax (status 2).
+        From argparse on invalid command-line syntax (status 2), such as a missing ``--out``.
 
     Notes
     -----
@@ -150,7 +155,8 @@ def build_plan_parser() -> argparse.ArgumentParser:
     Raises
     ------
     None
-        Building the parser does not raise; parsing raises ``SystemExit``.
+        Building the parser does not raise; parsing raises ``SystemExit`` (status 2), for
+        example when ``--p-control`` is missing or not a number.
 
     Notes
     -----
@@ -203,7 +209,8 @@ def plan_main(argv: Sequence[str]) -> int:
     Raises
     ------
     SystemExit
-        From argparse on invalid command-line syntax (status 2).
+        From argparse on invalid command-line syntax (status 2), such as a missing
+        ``--p-treatment``.
 
     Notes
     -----
@@ -220,21 +227,164 @@ def plan_main(argv: Sequence[str]) -> int:
     0
     """
     args = build_plan_parser().parse_args(argv)
+    return _report(
+        lambda: plan_sample_size(args.p_control, args.p_treatment, alpha=args.alpha, power=args.power,
+                                 dropout=args.dropout, cells=args.cells, conditions=args.conditions),
+        as_json=args.json, text_lines=_format_plan,
+    )
+
+
+def _format_plan(plan) -> list[str]:
+    """The text report of ``plan`` without ``--json``, one string per line."""
+    return [
+        f"Cohen's h = {plan.cohens_h:.4f} (P0 = {plan.p_control:g}, P1 = {plan.p_treatment:g}, "
+        f"one-sided, alpha = {plan.alpha:g}, power = {plan.power:g})",
+        f"n per condition:                {plan.n_per_condition}",
+        f"n per condition with dropout:   {plan.n_per_condition_with_dropout} (dropout {plan.dropout:g})",
+        f"total participants:             {plan.n_total} ({plan.conditions} conditions, "
+        f"{plan.cells} cells of {plan.n_per_cell})",
+    ]
+
+
+def build_simulate_parser() -> argparse.ArgumentParser:
+    """Argument parser of ``python -m analysis simulate``.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        ``--study`` (required), ``--p-control`` and ``--p-treatment`` (required),
+        ``--dropout``, ``--exclusion-rate``, ``--n``, ``--runs``, ``--seed``, ``--alpha`` and
+        ``--json``.
+
+    Raises
+    ------
+    None
+        Building the parser does not raise; parsing raises ``SystemExit`` (status 2), for
+        example when ``--study`` is missing or ``--runs`` is not a whole number.
+
+    Examples
+    --------
+    >>> build_simulate_parser().parse_args(["--study", "s.yaml", "--p-control", "0.3",
+    ...                                     "--p-treatment", "0.6"]).runs
+    1000
+    """
+    parser = argparse.ArgumentParser(
+        prog="python -m analysis simulate",
+        description="Simulated power of the preregistered identification tests for a whole study "
+        "design: counterbalancing cells, dropouts that free places, exclusions, one-sided z-tests "
+        "per setting and Holm across them.",
+    )
+    parser.add_argument("--study", required=True, metavar="FILE",
+                        help="study file (YAML or JSON), as imported with manage.py import_study")
+    parser.add_argument("--p-control", type=float, required=True, metavar="P0",
+                        help="identification rate without a pattern, in [0, 1]")
+    parser.add_argument("--p-treatment", type=float, required=True, metavar="P1",
+                        help="identification rate in a pattern condition, in [0, 1]")
+    parser.add_argument("--dropout", type=float, default=0.0, metavar="D",
+                        help="probability that a participant drops out and frees the place, in [0, 1) "
+                        "(default 0)")
+    parser.add_argument("--exclusion-rate", type=float, default=0.0, metavar="E",
+                        help="probability that a completed participant is excluded, in [0, 1) (default 0)")
+    parser.add_argument("--n", type=int, default=None, metavar="N",
+                        help="participants who complete (default: the study's target_sample_size)")
+    parser.add_argument("--runs", type=int, default=1000, metavar="R",
+                        help=f"simulated studies, 1 to {MAX_RUNS} (default 1000)")
+    parser.add_argument("--seed", type=int, default=None, metavar="S",
+                        help="random seed (default: fresh; the seed used is printed)")
+    parser.add_argument("--alpha", type=float, default=0.05,
+                        help="family-wise level of the Holm correction (default 0.05)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    return parser
+
+
+def _format_simulation(result: SimulationResult) -> list[str]:
+    """The text report of ``simulate`` without ``--json``, one string per line."""
+    lines = [
+        f"Design: {len(result.settings)} main setting(s) x {len(result.conditions)} condition(s) = "
+        f"{result.n_cells} cells; N = {result.n} completing; {result.runs} runs, seed {result.seed}",
+        f"P0 = {result.p_control:g}, P1 = {result.p_treatment:g}, dropout = {result.dropout:g}, "
+        f"exclusion rate = {result.exclusion_rate:g}; one-sided z-tests, Holm across "
+        f"{len(result.comparisons)} comparison(s) at alpha = {result.alpha:g}",
+        "",
+        f"{'setting':<20} {'comparison':<36} {'mean n':>13} {'power':>7} {'MC SE':>7}",
+    ]
+    for c in result.comparisons:
+        label = f"{c['treatment']} vs {c['control']}"
+        sizes = f"{c['mean_n_treatment']:.1f}/{c['mean_n_control']:.1f}"
+        lines.append(f"{c['setting']:<20} {label:<36} {sizes:>13} {c['power']:>7.3f} {c['mc_se']:>7.3f}")
+    lines += [
+        "",
+        f"All comparisons significant: {result.power_all.power:.3f} (MC SE {result.power_all.mc_se:.3f})",
+        f"Any comparison significant:  {result.power_any.power:.3f} (MC SE {result.power_any.mc_se:.3f})",
+        f"Analysed participants: {result.mean_analysed:.1f} on average "
+        f"({result.min_analysed:.0f} to {result.max_analysed:.0f}); arrivals needed: "
+        f"{result.mean_arrivals:.1f} on average, {result.p95_arrivals:.0f} at the 95th percentile",
+    ]
+    return lines
+
+
+def simulate_main(argv: Sequence[str]) -> int:
+    """Run ``python -m analysis simulate``.
+
+    Parameters
+    ----------
+    argv : sequence of str
+        Arguments after ``simulate``.
+
+    Returns
+    -------
+    int
+        0 on success, 2 on invalid input (``error: <message>`` on stderr, nothing on stdout).
+
+    Raises
+    ------
+    SystemExit
+        From argparse on invalid command-line syntax (status 2), such as a missing ``--study``.
+
+    Notes
+    -----
+    Reads the study file with :func:`load_study_design` and calls :func:`simulate_power`;
+    ``--json`` prints :meth:`SimulationResult.as_dict`.
+
+    References
+    ----------
+    .. [1] ``docs/analysis.md``, section "Simulation-based power".
+
+    Examples
+    --------
+    >>> simulate_main(["--study", "fixtures/spotlight-replication.yaml", "--p-control", "0.3",
+    ...                "--p-treatment", "0.6", "--json"])  # doctest: +SKIP
+    0
+    """
+    args = build_simulate_parser().parse_args(argv)
+
+    def compute():
+        design = load_study_design(args.study)
+        n = args.n if args.n is not None else design["target_sample_size"]
+        if n is None:
+            raise AnalysisInputError(f"study file {args.study} has no target_sample_size; give --n")
+        return simulate_power(
+            design["settings"], design["conditions"], p_control=args.p_control,
+            p_treatment=args.p_treatment, n=n, dropout=args.dropout,
+            exclusion_rate=args.exclusion_rate, runs=args.runs, seed=args.seed, alpha=args.alpha,
+        )
+
+    return _report(compute, as_json=args.json, text_lines=_format_simulation)
+
+
+def _report(compute, *, as_json: bool, text_lines) -> int:
+    """Run ``compute()`` and print its result: one JSON object, or ``text_lines(result)``.
+
+    The common tail of ``plan`` and ``simulate``: an :class:`AnalysisInputError` becomes
+    ``error: <message>`` on stderr and status 2; otherwise ``result.as_dict()`` is printed as
+    JSON with ``--json``, else the text lines, and the status is 0.
+    """
     try:
-        plan = plan_sample_size(args.p_control, args.p_treatment, alpha=args.alpha, power=args.power,
-                                dropout=args.dropout, cells=args.cells, conditions=args.conditions)
+        result = compute()
     except AnalysisInputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    if args.json:
-        print(json.dumps(plan.as_dict()))
-        return 0
-    print(f"Cohen's h = {plan.cohens_h:.4f} (P0 = {plan.p_control:g}, P1 = {plan.p_treatment:g}, "
-          f"one-sided, alpha = {plan.alpha:g}, power = {plan.power:g})")
-    print(f"n per condition:                {plan.n_per_condition}")
-    print(f"n per condition with dropout:   {plan.n_per_condition_with_dropout} (dropout {plan.dropout:g})")
-    print(f"total participants:             {plan.n_total} ({plan.conditions} conditions, "
-          f"{plan.cells} cells of {plan.n_per_cell})")
+    print(json.dumps(result.as_dict()) if as_json else "\n".join(text_lines(result)))
     return 0
 
 

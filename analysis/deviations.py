@@ -331,6 +331,32 @@ def _families(families: Mapping[str, Iterable[str]]) -> dict[str, list[str]]:
     return {name: sorted(sections) for name, sections in sorted(families.items())}
 
 
+def _exclusion_rows(plan: Mapping, results: Mapping) -> list[dict]:
+    """Every planned exclusion rule with its count, then every applied reason not planned."""
+    applied = dict(results.get("exclusions") or {})
+    planned_reasons = [r.get("reason") for r in plan["exclusion_rules"]]
+    return ([{"reason": r, "planned": True, "participants": int(applied.get(r, 0))}
+             for r in planned_reasons]
+            + [{"reason": r, "planned": False, "participants": int(n)}
+               for r, n in applied.items() if r not in planned_reasons])
+
+
+def _tests_that_differ(planned: list, ran: Mapping, used_family: Mapping) -> list[dict]:
+    """Planned tests that ran with another alternative or in another correction family."""
+    differ = []
+    for test in planned:
+        used = ran.get(test.get("id"))
+        if used is None:
+            continue
+        if test.get("alternative") != used["alternative"]:
+            differ.append({"id": test.get("id"), "what": "alternative",
+                           "planned": test.get("alternative"), "used": used["alternative"]})
+        if test.get("family") != used_family.get(used["section"]):
+            differ.append({"id": test.get("id"), "what": "correction family",
+                           "planned": test.get("family"), "used": used_family.get(used["section"])})
+    return differ
+
+
 def compare_to_plan(
     plan: Mapping,
     results: Mapping,
@@ -406,13 +432,8 @@ def compare_to_plan(
     sample = {"analysed": analysed, "planned": planned_n,
               "difference": None if planned_n is None else analysed - planned_n}
 
-    applied = dict(results.get("exclusions") or {})
-    planned_reasons = [r.get("reason") for r in plan["exclusion_rules"]]
-    exclusions = [{"reason": r, "planned": True, "participants": int(applied.get(r, 0))}
-                  for r in planned_reasons]
-    unplanned = [{"reason": r, "planned": False, "participants": int(n)}
-                 for r, n in applied.items() if r not in planned_reasons]
-    exclusions += unplanned
+    exclusions = _exclusion_rows(plan, results)
+    unplanned = [e for e in exclusions if not e["planned"]]
 
     used_alpha = (results.get("parameters") or {}).get("alpha")
     planned_correction = {"method": (plan["correction"] or {}).get("method"),
@@ -428,21 +449,9 @@ def compare_to_plan(
         differ.append({"id": None, "what": "correction", "planned": planned_correction["method"],
                        "used": used_correction["method"]})
     ran = _result_tests(results)
-    planned_ids = []
-    not_run = []
-    for test in plan["tests"]:
-        test_id = test.get("id")
-        planned_ids.append(test_id)
-        if test_id not in ran:
-            not_run.append(test_id)
-            continue
-        used = ran[test_id]
-        if test.get("alternative") != used["alternative"]:
-            differ.append({"id": test_id, "what": "alternative", "planned": test.get("alternative"),
-                           "used": used["alternative"]})
-        if test.get("family") != used_family.get(used["section"]):
-            differ.append({"id": test_id, "what": "correction family", "planned": test.get("family"),
-                           "used": used_family.get(used["section"])})
+    planned_ids = [test.get("id") for test in plan["tests"]]
+    not_run = [test_id for test_id in planned_ids if test_id not in ran]
+    differ += _tests_that_differ(plan["tests"], ran, used_family)
 
     declared = set(plan.get("descriptive") or [])
     exploratory = [t for t in ran if t not in set(planned_ids)]

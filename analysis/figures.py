@@ -120,7 +120,7 @@ def identification_figure(rates: pd.DataFrame) -> Figure:
     Raises
     ------
     KeyError
-        If a column is missing.
+        If ``rates`` lacks one of the columns above.
 
     Notes
     -----
@@ -129,8 +129,8 @@ def identification_figure(rates: pd.DataFrame) -> Figure:
 
     References
     ----------
-    .. [1] Wilson, E. B. (1927). Probable inference, the law of succession,
-       and statistical inference. *JASA*, 22(158), 209-212.
+    .. [1] Wilson (1927), the interval of :func:`analysis.stats.wilson_ci`
+       (full entry there).
 
     Examples
     --------
@@ -197,7 +197,7 @@ def likert_figure(distribution: pd.DataFrame) -> Figure:
     Raises
     ------
     KeyError
-        If a column is missing.
+        If ``distribution`` lacks one of the columns above.
 
     Notes
     -----
@@ -272,7 +272,7 @@ def background_figure(background: pd.DataFrame) -> Figure:
     Raises
     ------
     KeyError
-        If a column is missing.
+        If ``background`` lacks one of the columns above.
 
     Notes
     -----

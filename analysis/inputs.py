@@ -302,6 +302,36 @@ def _parse_number(values: pd.Series) -> pd.Series:
 # --------------------------------------------------------------------------
 # responses.csv
 # --------------------------------------------------------------------------
+def _exclusions(df: pd.DataFrame) -> tuple[set[str], dict[str, int]]:
+    """Excluded participants, and how many per reason (sorted): one excluded row excludes the
+    participant everywhere; several reasons are sorted and joined with "; "."""
+    excluded_ids = set(df.loc[df["excluded"] == 1, "participant"])
+    exclusions: dict[str, int] = {}
+    for participant in sorted(excluded_ids):
+        rows = df[(df["participant"] == participant) & (df["excluded"] == 1)]
+        reasons = sorted({r for r in rows["exclusion_reason"] if r})
+        reason = "; ".join(reasons) if reasons else UNSPECIFIED_REASON
+        exclusions[reason] = exclusions.get(reason, 0) + 1
+    return excluded_ids, dict(sorted(exclusions.items()))
+
+
+def _check_every_group(df: pd.DataFrame, settings: list[str], excluded_ids: set[str], source: str) -> None:
+    """Every setting has included participants in every condition of the file."""
+    # The design's conditions are those in the file, so that one setting missing a group (too
+    # few participants yet, or all excluded) is reported instead of silently left untested.
+    conditions = [c for c in RESPONSE_CONDITIONS if c in set(df["condition"])]
+    for setting in settings:
+        for condition in conditions:
+            in_group = (df["setting"] == setting) & (df["condition"] == condition)
+            if int((in_group & ~df["participant"].isin(excluded_ids)).sum()) == 0:
+                n_exc = int(in_group.sum())
+                note = f" ({n_exc} row(s) there, all excluded)" if n_exc else ""
+                raise AnalysisInputError(
+                    f"{source}: setting {setting!r} has no included participants in condition "
+                    f"{condition!r}{note}; every setting needs {_groups_phrase(conditions)}"
+                )
+
+
 def _prepare_responses(raw: pd.DataFrame, source: str) -> tuple[pd.DataFrame, dict[str, int], int, set[str]]:
     df = _normalise(raw, RESPONSE_COLUMNS, source)
     if df.empty:
@@ -329,15 +359,7 @@ def _prepare_responses(raw: pd.DataFrame, source: str) -> tuple[pd.DataFrame, di
             f"{_listing(groups)}"
         )
 
-    # One excluded row excludes the participant everywhere.
-    excluded_ids = set(df.loc[df["excluded"] == 1, "participant"])
-    exclusions: dict[str, int] = {}
-    for participant in sorted(excluded_ids):
-        rows = df[(df["participant"] == participant) & (df["excluded"] == 1)]
-        reasons = sorted({r for r in rows["exclusion_reason"] if r})
-        reason = "; ".join(reasons) if reasons else UNSPECIFIED_REASON
-        exclusions[reason] = exclusions.get(reason, 0) + 1
-    exclusions = dict(sorted(exclusions.items()))
+    excluded_ids, exclusions = _exclusions(df)
     n_participants = df["participant"].nunique()
 
     settings = sorted(df["setting"].unique())
@@ -364,21 +386,7 @@ def _prepare_responses(raw: pd.DataFrame, source: str) -> tuple[pd.DataFrame, di
     _fail_rows(inc, bad_pos, f"{source}: 'position' must be a whole number >= 1", value_col="position")
     inc["position"] = positions.astype(int)
 
-    # The design's conditions are those in the file, so that one setting missing a group (too
-    # few participants yet, or all excluded) is reported instead of silently left untested.
-    conditions = [c for c in RESPONSE_CONDITIONS if c in set(df["condition"])]
-    for setting in settings:
-        for condition in conditions:
-            in_group = (df["setting"] == setting) & (df["condition"] == condition)
-            n_inc = int((in_group & ~df["participant"].isin(excluded_ids)).sum())
-            if n_inc == 0:
-                n_exc = int(in_group.sum())
-                note = f" ({n_exc} row(s) there, all excluded)" if n_exc else ""
-                raise AnalysisInputError(
-                    f"{source}: setting {setting!r} has no included participants in condition "
-                    f"{condition!r}{note}; every setting needs {_groups_phrase(conditions)}"
-                )
-
+    _check_every_group(df, settings, excluded_ids, source)
     columns = ["participant", "setting", "condition", "position", *OUTCOME_COLUMNS, "time_on_task_ms"]
     return inc[columns].reset_index(drop=True), exclusions, n_participants, excluded_ids
 

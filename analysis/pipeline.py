@@ -1,4 +1,8 @@
-"""From validated study data to ``results.json``, tables, figures and report."""
+"""From validated study data to the content of ``results.json`` (every test and summary).
+
+The tables are built in :mod:`analysis.tables`; the whole run, writing every file, is
+:func:`analysis.run.run_analysis`.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,6 @@ import json
 import math
 import platform
 from collections.abc import Mapping
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -21,18 +24,16 @@ from .inputs import (
     PATTERN_CONDITIONS,
     RESPONSE_CONDITIONS,
     StudyData,
-    load_export,
 )
+from .stats._checks import check_alpha, check_alternative
 
 __all__ = [
     "BACKGROUND_ITEMS",
     "DEFAULT_LIKERT_ALTERNATIVES",
     "HOLM_FAMILIES",
     "section_name",
-    "build_tables",
     "compute_results",
     "likert_alternatives_for",
-    "run_analysis",
     "to_json",
 ]
 
@@ -379,14 +380,51 @@ def compute_results(
     >>> results["identification"]["doctor"]["alternative"]  # doctest: +SKIP
     'larger'
     """
-    stats._check_alternative(alternative, stats.PROPORTION_ALTERNATIVES)
-    alpha = stats._check_alpha(alpha)
-    resp, survey = data.responses, data.survey
+    check_alternative(alternative, stats.PROPORTION_ALTERNATIVES)
+    alpha = check_alpha(alpha)
+    resp = data.responses
     settings = sorted(resp["setting"].unique())
     conditions = _present(resp["condition"], RESPONSE_CONDITIONS)
     treatments = _treatments(conditions)
+    identification = _identification_by_treatment(resp, settings, treatments, alternative, alpha)
+    survey = _survey_results(data.survey, likert_alternatives)
+    sections = _sections(identification, survey["likert"], survey["likert_paired"])
+    holm = _holm_by_section(sections, alpha)
 
-    identification = {t: {} for t in PATTERN_CONDITIONS}
+    n_excluded = int(sum(data.exclusions.values()))
+    return {
+        "identification": sections["identification"],
+        "likert": sections["likert"],
+        "time_on_task": _time_on_task_by_setting(resp, settings),
+        "other_differences": _shares_by_setting(resp, settings, "other_difference"),
+        "exclusions": dict(data.exclusions),
+        "input_sha256": data.input_sha256,
+        "identification_with_distractors": sections["identification_with_distractors"],
+        "likert_with_distractors": sections["likert_with_distractors"],
+        "likert_paired": sections["likert_paired"],
+        "likert_paired_with_distractors": sections["likert_paired_with_distractors"],
+        "holm": holm,
+        "no_difference": _shares_by_setting(resp, settings, "no_difference"),
+        "likert_distribution": survey["distribution"],
+        "background": _background(data.survey),
+        "design": {"settings": settings, "conditions": conditions,
+                   "compared": [[t, BASELINE_CONDITION] for t in treatments],
+                   "survey_conditions": survey["conditions"],
+                   "survey_compared": [[t, BASELINE_CONDITION] for t in survey["treatments"]]},
+        "participants": {"total": data.n_participants, "included": data.n_included,
+                         "excluded": n_excluded},
+        "input_files": dict(data.file_sha256),
+        "parameters": {"alpha": alpha, "identification_alternative": alternative,
+                       "likert_alternatives": survey["alternatives"]},
+        "software": _software_versions(),
+    }
+
+
+# The steps of compute_results, in the order it runs them.
+def _identification_by_treatment(resp: pd.DataFrame, settings: list[str], treatments: list[str],
+                                 alternative: str, alpha: float) -> dict[str, dict]:
+    """``{pattern condition: {setting: comparison dict}}``: each treatment versus no pattern."""
+    identification: dict[str, dict] = {t: {} for t in PATTERN_CONDITIONS}
     for setting in settings:
         rows = resp[resp["setting"] == setting]
         base = rows.loc[rows["condition"] == BASELINE_CONDITION, "identified"]
@@ -397,26 +435,24 @@ def compute_results(
                 alternative=alternative, alpha=alpha,
             )
             identification[treatment][setting] = _comparison_dict(comparison, treatment)
+    return identification
 
-    time_df = stats.time_on_task(resp)
-    time_on_task = {
-        s: {r.condition: {"mean_s": r.mean_s, "median_s": r.median_s, "sd_s": r.sd_s, "n": r.n}
-            for r in time_df[time_df["setting"] == s].itertuples()}
-        for s in settings
-    }
 
-    def shares(outcome: str) -> dict:
-        df = stats.other_differences(resp, outcome_col=outcome)
-        return {s: {r.condition: r.share for r in df[df["setting"] == s].itertuples()} for s in settings}
+def _survey_results(survey: pd.DataFrame, configured: Mapping[str, str] | None) -> dict:
+    """The per-condition survey items: tests per treatment, distributions, and what was compared.
 
+    Returns ``likert`` and ``likert_paired`` (``{treatment: {item: entry}}``), ``distribution``
+    (``{item: {condition: {level: count}}}``), ``conditions`` and ``treatments`` of the survey,
+    and ``alternatives`` (``{item: alternative}``).
+    """
     per_condition = survey[survey["condition"].isin(LIKERT_CONDITIONS)]
     survey_conditions = _present(per_condition["condition"], LIKERT_CONDITIONS)
     survey_treatments = _treatments(survey_conditions)
     items = _ordered(per_condition["item"].unique(), DEFAULT_LIKERT_ALTERNATIVES)
-    item_alternatives = _likert_alternatives(items, likert_alternatives)
-    likert = {t: {} for t in PATTERN_CONDITIONS}
-    likert_paired = {t: {} for t in PATTERN_CONDITIONS}
-    likert_distribution = {}
+    item_alternatives = _likert_alternatives(items, configured)
+    likert: dict[str, dict] = {t: {} for t in PATTERN_CONDITIONS}
+    likert_paired: dict[str, dict] = {t: {} for t in PATTERN_CONDITIONS}
+    distribution = {}
     for item in items:
         answers = per_condition[per_condition["item"] == item]
         by_condition = {c: answers.loc[answers["condition"] == c].set_index("participant")["response"]
@@ -425,317 +461,55 @@ def compute_results(
             likert[treatment][item], likert_paired[treatment][item] = _likert_comparison(
                 by_condition[treatment], by_condition[BASELINE_CONDITION], treatment,
                 item_alternatives[item])
-        likert_distribution[item] = {
+        distribution[item] = {
             c: {str(level): int((by_condition[c] == level).sum()) for level in _LIKERT_LEVELS}
             for c in survey_conditions
         }
+    return {"likert": likert, "likert_paired": likert_paired, "distribution": distribution,
+            "conditions": survey_conditions, "treatments": survey_treatments,
+            "alternatives": item_alternatives}
 
+
+def _sections(identification: Mapping, likert: Mapping, likert_paired: Mapping) -> dict[str, dict]:
+    """The comparisons keyed by results section (:func:`section_name`)."""
+    sections = {}
+    for base, by_treatment in (("identification", identification), ("likert", likert),
+                               ("likert_paired", likert_paired)):
+        for treatment in PATTERN_CONDITIONS:
+            sections[section_name(base, treatment)] = by_treatment[treatment]
+    return sections
+
+
+def _holm_by_section(sections: Mapping[str, Mapping], alpha: float) -> dict[str, dict]:
+    """Holm within each of :data:`HOLM_FAMILIES`, keyed by section in the order of ``sections``."""
+    holm: dict[str, dict] = {}
+    for family in HOLM_FAMILIES.values():
+        holm.update(_holm_family({name: sections[name] for name in family}, alpha))
+    return {name: holm[name] for name in sections}
+
+
+def _time_on_task_by_setting(resp: pd.DataFrame, settings: list[str]) -> dict:
+    """``{setting: {condition: {mean_s, median_s, sd_s, n}}}``."""
+    time_df = stats.time_on_task(resp)
+    return {
+        s: {r.condition: {"mean_s": r.mean_s, "median_s": r.median_s, "sd_s": r.sd_s, "n": r.n}
+            for r in time_df[time_df["setting"] == s].itertuples()}
+        for s in settings
+    }
+
+
+def _shares_by_setting(resp: pd.DataFrame, settings: list[str], outcome: str) -> dict:
+    """``{setting: {condition: share}}`` of participants with ``outcome`` 1."""
+    df = stats.other_differences(resp, outcome_col=outcome)
+    return {s: {r.condition: r.share for r in df[df["setting"] == s].itertuples()} for s in settings}
+
+
+def _background(survey: pd.DataFrame) -> dict:
+    """``{item: {level: count, ..., "n": answers}}`` of the background items."""
     bg = survey[survey["condition"] == "background"]
     background = {}
     for item in _ordered(bg["item"].unique(), BACKGROUND_ITEMS):
         values = bg.loc[bg["item"] == item, "response"]
         background[item] = {**{str(level): int((values == level).sum()) for level in _LIKERT_LEVELS},
                             "n": len(values)}
-
-    sections = {}
-    for base, by_treatment in (("identification", identification), ("likert", likert),
-                               ("likert_paired", likert_paired)):
-        for treatment in PATTERN_CONDITIONS:
-            sections[section_name(base, treatment)] = by_treatment[treatment]
-    holm: dict[str, dict] = {}
-    for family in HOLM_FAMILIES.values():
-        holm.update(_holm_family({name: sections[name] for name in family}, alpha))
-    holm = {name: holm[name] for name in sections}
-
-    n_excluded = int(sum(data.exclusions.values()))
-    return {
-        "identification": sections["identification"],
-        "likert": sections["likert"],
-        "time_on_task": time_on_task,
-        "other_differences": shares("other_difference"),
-        "exclusions": dict(data.exclusions),
-        "input_sha256": data.input_sha256,
-        "identification_with_distractors": sections["identification_with_distractors"],
-        "likert_with_distractors": sections["likert_with_distractors"],
-        "likert_paired": sections["likert_paired"],
-        "likert_paired_with_distractors": sections["likert_paired_with_distractors"],
-        "holm": holm,
-        "no_difference": shares("no_difference"),
-        "likert_distribution": likert_distribution,
-        "background": background,
-        "design": {"settings": settings, "conditions": conditions,
-                   "compared": [[t, BASELINE_CONDITION] for t in treatments],
-                   "survey_conditions": survey_conditions,
-                   "survey_compared": [[t, BASELINE_CONDITION] for t in survey_treatments]},
-        "participants": {"total": data.n_participants, "included": data.n_included,
-                         "excluded": n_excluded},
-        "input_files": dict(data.file_sha256),
-        "parameters": {"alpha": alpha, "identification_alternative": alternative,
-                       "likert_alternatives": item_alternatives},
-        "software": _software_versions(),
-    }
-
-
-# --------------------------------------------------------------------------
-# tables
-# --------------------------------------------------------------------------
-def build_tables(results: Mapping, data: StudyData) -> dict[str, pd.DataFrame]:
-    """Tidy tables behind the report, one DataFrame per ``tables/<name>.csv``.
-
-    Parameters
-    ----------
-    results : Mapping
-        From :func:`compute_results` on the same ``data``.
-    data : StudyData
-        The validated data.
-
-    Returns
-    -------
-    dict of str to pandas.DataFrame
-        Keys and columns (rates and shares in [0, 1], times in seconds):
-
-        - ``identification``: setting, n/k/rate/ci_lo/ci_hi for pattern and
-          no_pattern, z, p, p_holm, alternative, cohens_h, fisher_p;
-        - ``identification_with_distractors``: the same with the
-          ``pattern_with_distractors`` group (empty without that group);
-        - ``identification_rates``: setting, condition, n, k, rate, ci_lo,
-          ci_hi (every condition; drawn in the figure);
-        - ``identification_by_position``: setting, position, condition, n,
-          k, rate (to inspect order effects);
-        - ``time_on_task``: setting, condition, n, mean_s, median_s, sd_s;
-        - ``outcomes``: setting, condition, n, then k_ and share_ for
-          identified, other_difference and no_difference;
-        - ``likert``: item, alternative, U, p, p_holm, rbc, n_pattern,
-          n_no_pattern, median_pattern, median_no_pattern;
-        - ``likert_with_distractors``: the same with the
-          ``pattern_with_distractors`` answers (columns
-          ``n_pattern_with_distractors``, ``median_pattern_with_distractors``);
-        - ``likert_paired``: item, alternative, W, p, p_holm, n_pairs,
-          n_nonzero;
-        - ``likert_paired_with_distractors``: the same for the distractor
-          condition;
-        - ``likert_distribution``: item, condition, response, count, share;
-        - ``background``: item, response, count, share;
-        - ``exclusions``: reason, participants.
-
-    Raises
-    ------
-    KeyError
-        If ``results`` lacks a section from :func:`compute_results`.
-
-    Notes
-    -----
-    Every table is produced even when empty, so a re-run into the same
-    output directory never leaves a stale table behind.
-
-    References
-    ----------
-    .. [1] Wickham, H. (2014). Tidy data. *Journal of Statistical Software*,
-       59(10).
-
-    Examples
-    --------
-    >>> tables = build_tables(results, data)  # doctest: +SKIP
-    >>> list(tables["time_on_task"].columns)  # doctest: +SKIP
-    ['setting', 'condition', 'n', 'mean_s', 'median_s', 'sd_s']
-    """
-    resp, survey = data.responses, data.survey
-    alpha = results["parameters"]["alpha"]
-
-    def comparison_rows(section: str, treatment: str) -> pd.DataFrame:
-        cols = ["setting"]
-        for grp in (treatment, "no_pattern"):
-            cols += [f"n_{grp}", f"k_{grp}", f"rate_{grp}", f"ci_{grp}_lo", f"ci_{grp}_hi"]
-        cols += ["z", "p", "p_holm", "alternative", "cohens_h", "fisher_p"]
-        rows = []
-        for setting, r in results[section].items():
-            row = {"setting": setting}
-            for grp in (treatment, "no_pattern"):
-                row.update({f"n_{grp}": r[f"n_{grp}"], f"k_{grp}": r[f"k_{grp}"],
-                            f"rate_{grp}": r[f"rate_{grp}"], f"ci_{grp}_lo": r[f"ci_{grp}"][0],
-                            f"ci_{grp}_hi": r[f"ci_{grp}"][1]})
-            row.update({"z": r["z"], "p": r["p"], "p_holm": results["holm"][section][setting]["p_holm"],
-                        "alternative": r["alternative"], "cohens_h": r["cohens_h"],
-                        "fisher_p": r["fisher_p"]})
-            rows.append(row)
-        return pd.DataFrame(rows, columns=cols)
-
-    rates = []
-    for (setting, condition), grp in resp.groupby(["setting", "condition"], sort=True):
-        k, n = int(grp["identified"].sum()), len(grp)
-        lo, hi = stats.wilson_ci(k, n, alpha=alpha)
-        rates.append({"setting": setting, "condition": condition, "n": n, "k": k,
-                      "rate": k / n, "ci_lo": lo, "ci_hi": hi})
-
-    by_position = (resp.groupby(["setting", "position", "condition"], sort=True)["identified"]
-                   .agg(n="count", k="sum").reset_index())
-    by_position["rate"] = by_position["k"] / by_position["n"]
-
-    outcomes = None
-    for outcome in ("identified", "other_difference", "no_difference"):
-        df = stats.other_differences(resp, outcome_col=outcome).rename(
-            columns={"k": f"k_{outcome}", "share": f"share_{outcome}"})
-        outcomes = df if outcomes is None else outcomes.merge(df, on=["setting", "condition", "n"])
-
-    per_condition = survey[survey["condition"].isin(LIKERT_CONDITIONS)]
-
-    def likert_rows(treatment: str) -> pd.DataFrame:
-        section = section_name("likert", treatment)
-        cols = ["item", "alternative", "U", "p", "p_holm", "rbc", f"n_{treatment}", "n_no_pattern",
-                f"median_{treatment}", "median_no_pattern"]
-        rows = []
-        for item, r in results[section].items():
-            medians = {c: float(per_condition.loc[(per_condition["item"] == item)
-                                                  & (per_condition["condition"] == c), "response"].median())
-                       for c in (treatment, BASELINE_CONDITION)}
-            rows.append({"item": item, "alternative": r["alternative"], "U": r["U"], "p": r["p"],
-                         "p_holm": results["holm"][section][item]["p_holm"], "rbc": r["rbc"],
-                         f"n_{treatment}": r[f"n_{treatment}"], "n_no_pattern": r["n_no_pattern"],
-                         f"median_{treatment}": medians[treatment],
-                         "median_no_pattern": medians[BASELINE_CONDITION]})
-        return pd.DataFrame(rows, columns=cols)
-
-    def paired_rows(treatment: str) -> pd.DataFrame:
-        section = section_name("likert_paired", treatment)
-        rows = [{"item": item, "alternative": r["alternative"], "W": r["W"], "p": r["p"],
-                 "p_holm": results["holm"][section][item]["p_holm"],
-                 "n_pairs": r["n_pairs"], "n_nonzero": r["n_nonzero"]}
-                for item, r in results[section].items()]
-        return pd.DataFrame(rows, columns=["item", "alternative", "W", "p", "p_holm", "n_pairs", "n_nonzero"])
-
-    dist_rows = []
-    for item, by_condition in results["likert_distribution"].items():
-        for condition, counts in by_condition.items():
-            total = sum(counts.values())
-            for level, count in counts.items():
-                dist_rows.append({"item": item, "condition": condition, "response": int(level),
-                                  "count": count, "share": count / total if total else math.nan})
-
-    bg_rows = []
-    for item, counts in results["background"].items():
-        for level in _LIKERT_LEVELS:
-            count = counts[str(level)]
-            bg_rows.append({"item": item, "response": level, "count": count,
-                            "share": count / counts["n"] if counts["n"] else math.nan})
-
-    return {
-        "identification": comparison_rows("identification", "pattern"),
-        "identification_with_distractors": comparison_rows(
-            section_name("identification", "pattern_with_distractors"), "pattern_with_distractors"),
-        "identification_rates": pd.DataFrame(
-            rates, columns=["setting", "condition", "n", "k", "rate", "ci_lo", "ci_hi"]),
-        "identification_by_position": by_position[["setting", "position", "condition", "n", "k", "rate"]],
-        "time_on_task": stats.time_on_task(resp),
-        "outcomes": outcomes,
-        "likert": likert_rows("pattern"),
-        "likert_with_distractors": likert_rows("pattern_with_distractors"),
-        "likert_paired": paired_rows("pattern"),
-        "likert_paired_with_distractors": paired_rows("pattern_with_distractors"),
-        "likert_distribution": pd.DataFrame(
-            dist_rows, columns=["item", "condition", "response", "count", "share"]),
-        "background": pd.DataFrame(bg_rows, columns=["item", "response", "count", "share"]),
-        "exclusions": pd.DataFrame(list(results["exclusions"].items()), columns=["reason", "participants"]),
-    }
-
-
-# --------------------------------------------------------------------------
-# the whole run
-# --------------------------------------------------------------------------
-def run_analysis(
-    input_dir: str | Path,
-    out_dir: str | Path,
-    *,
-    likert_alternatives: Mapping[str, str] | None = None,
-    alternative: str = "larger",
-    alpha: float = 0.05,
-    plan: Mapping | None = None,
-) -> dict:
-    """Analyse an export directory and write results, tables, figures and report.
-
-    Parameters
-    ----------
-    input_dir : str or pathlib.Path
-        Directory with ``responses.csv`` and ``survey.csv``.
-    out_dir : str or pathlib.Path
-        Output directory; created if needed. Files of earlier runs with the
-        same names are overwritten.
-    likert_alternatives : mapping of str to str, optional
-        Per-item alternatives for the Likert tests; see
-        :func:`compute_results`.
-    alternative : {"larger", "smaller", "two-sided"}, default "larger"
-        Alternative of the identification tests.
-    alpha : float, default 0.05
-        Level of the Wilson intervals and of the Holm correction.
-    plan : Mapping, optional
-        A preregistered plan (:func:`analysis.deviations.load_plan`). The
-        tests run as the other arguments say; the plan is compared with them
-        afterwards: ``results.json`` gains ``preregistration``
-        (``plan_sha256`` and the ``deviations`` of
-        :func:`analysis.deviations.compare_to_plan`), the report cites the
-        hash and gets the section "Deviations from the preregistered plan",
-        and the plan is copied to ``plan.json`` in ``out_dir``.
-
-    Returns
-    -------
-    dict
-        The content of ``results.json`` after JSON round-tripping (plain
-        Python types; undefined numbers are ``None``).
-
-    Raises
-    ------
-    AnalysisInputError
-        If the input is missing or invalid (see
-        :func:`analysis.prepare_data`), an argument is out of range, or
-        ``plan`` is not a plan. Nothing is written in that case.
-    OSError
-        If the output directory cannot be written.
-
-    Notes
-    -----
-    Writes into ``out_dir``: ``results.json``; ``tables/<name>.csv`` for
-    each table of :func:`build_tables`; ``figures/identification_rate``,
-    ``figures/likert`` and ``figures/background`` as ``.png`` and
-    ``.svg``; ``report.md`` (links the figures) and ``report.html``
-    (self-contained, figures embedded). The output holds no timestamps, so
-    the same input and software give the same files.
-
-    References
-    ----------
-    .. [1] Hedderich et al. (2025). What's the Difference? Supporting Users
-       in Identifying the Effects of Prompt and Model Changes Through Token
-       Patterns. ACL 2025.
-
-    Examples
-    --------
-    >>> results = run_analysis("export/", "out/")  # doctest: +SKIP
-    >>> sorted(results)[:3]  # doctest: +SKIP
-    ['background', 'exclusions', 'holm']
-    """
-    from .figures import write_figures
-    from .report import write_report
-
-    from .deviations import canonical_json, check_plan, compare_to_plan
-
-    if plan is not None:
-        check_plan(plan)
-    data = load_export(input_dir)
-    results = compute_results(data, alternative=alternative, likert_alternatives=likert_alternatives,
-                              alpha=alpha)
-    if plan is not None:
-        deviations = compare_to_plan(plan, json.loads(to_json(results)),
-                                     correction={"method": "holm", "families": HOLM_FAMILIES})
-        results["preregistration"] = {"plan_sha256": deviations["plan_sha256"], "deviations": deviations}
-    tables = build_tables(results, data)
-
-    out = Path(out_dir)
-    (out / "tables").mkdir(parents=True, exist_ok=True)
-    for name, table in tables.items():
-        table.to_csv(out / "tables" / f"{name}.csv", index=False, lineterminator="\n")
-    figures = write_figures(tables, out / "figures")
-    text = to_json(results)
-    write_report(json.loads(text), tables, figures, out)
-    if plan is not None:
-        # The exact bytes the hash is computed over: ``sha256sum plan.json`` prints the cited hash.
-        (out / "plan.json").write_bytes(canonical_json(plan))
-    (out / "results.json").write_text(text, encoding="utf-8")
-    return json.loads(text)
+    return background

@@ -32,62 +32,31 @@ Power is the share of runs in which a test is rejected; its Monte-Carlo standard
 
 The cells are computed from the study file exactly as the platform does (Williams balanced
 Latin square of the main settings times the rotation of the conditions); see
-:func:`study_cells`. This module never imports Django.
+:mod:`analysis.design`. The command line (``python -m analysis simulate``) is in
+:mod:`analysis.__main__`. This module never imports Django.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
-import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
+from .design import DesignCell, design_cells
 from .errors import AnalysisInputError
-from .inputs import BASELINE_CONDITION, PATTERN_CONDITIONS, RESPONSE_CONDITIONS
+from .inputs import BASELINE_CONDITION, PATTERN_CONDITIONS
 from .stats import two_proportion_ztest
 
-__all__ = [
-    "DesignCell",
-    "PowerEstimate",
-    "SimulationResult",
-    "balanced_latin_square",
-    "build_simulate_parser",
-    "design_cells",
-    "holm_reject",
-    "load_study_design",
-    "simulate_main",
-    "simulate_power",
-    "study_cells",
-]
+__all__ = ["PowerEstimate", "SimulationResult", "holm_reject", "simulate_power"]
 
 #: The study's confirmatory identification tests are one-sided (higher rate with the pattern).
 SIMULATION_ALTERNATIVE = "larger"
 #: Upper bounds that keep one call within seconds to minutes.
 MAX_RUNS = 100_000
 MAX_PARTICIPANTS = 100_000
-
-
-@dataclass(frozen=True)
-class DesignCell:
-    """One counterbalancing cell.
-
-    Attributes
-    ----------
-    index : int
-        Cell index, ``0 .. n_cells - 1`` (the platform's ``cell_index``).
-    tasks : tuple of (str, str)
-        ``(setting, condition)`` of each main task, in presentation order.
-    """
-
-    index: int
-    tasks: tuple[tuple[str, str], ...]
 
 
 @dataclass(frozen=True)
@@ -181,194 +150,6 @@ class SimulationResult:
 
 
 # --------------------------------------------------------------------------
-# design
-# --------------------------------------------------------------------------
-def balanced_latin_square(n: int) -> list[list[int]]:
-    """Orders of ``0..n-1`` from a Williams balanced Latin square.
-
-    Parameters
-    ----------
-    n : int
-        Number of main settings, ``n >= 1``.
-
-    Returns
-    -------
-    list of list of int
-        ``n`` orders for even ``n`` (or ``n == 1``), ``2n`` for odd ``n``.
-
-    Raises
-    ------
-    AnalysisInputError
-        If ``n < 1``.
-
-    Notes
-    -----
-    The first order alternates from both ends, ``0, 1, n-1, 2, n-2, ...``; order ``r`` adds
-    ``r`` modulo ``n``. For odd ``n`` the reversed orders are appended, so that every setting
-    follows every other one equally often. Same construction as the platform's
-    ``spotlight_study.studies.design`` (a test checks that both give the same cells).
-
-    References
-    ----------
-    .. [1] Williams, E. J. (1949). Experimental designs balanced for the estimation of residual
-       effects of treatments. *Australian Journal of Scientific Research A*, 2(2), 149-168.
-
-    Examples
-    --------
-    >>> balanced_latin_square(4)
-    [[0, 1, 3, 2], [1, 2, 0, 3], [2, 3, 1, 0], [3, 0, 2, 1]]
-    """
-    if n < 1:
-        raise AnalysisInputError("a design needs at least one main setting")
-    first = [0]
-    for step in range(1, n):
-        # Steps 1, 2, 3, ... take 1, n-1, 2, n-2, ...
-        first.append((step + 1) // 2 if step % 2 else n - step // 2)
-    orders = [[(v + r) % n for v in first] for r in range(n)]
-    if n % 2 == 1 and n > 1:
-        orders += [order[::-1] for order in orders]
-    return orders
-
-
-def design_cells(setting_keys: Sequence[str], conditions: Sequence[str]) -> list[DesignCell]:
-    """The counterbalancing cells of main settings x conditions.
-
-    Parameters
-    ----------
-    setting_keys : sequence of str
-        Main setting keys in definition order, non-empty and unique.
-    conditions : sequence of str
-        Condition values in the study's order, non-empty and unique.
-
-    Returns
-    -------
-    list of DesignCell
-        ``len(balanced_latin_square(k)) * c`` cells; cell ``i`` takes order ``i // c`` and
-        rotation ``i % c``, and the setting at definition index ``j`` is shown in
-        ``conditions[(j + rotation) % c]``.
-
-    Raises
-    ------
-    AnalysisInputError
-        If a list is empty or repeats a value.
-
-    Examples
-    --------
-    >>> [c.tasks for c in design_cells(["doctor", "farming"], ["no_pattern", "pattern"])][1]
-    (('doctor', 'pattern'), ('farming', 'no_pattern'))
-    """
-    setting_keys, conditions = list(setting_keys), list(conditions)
-    if not setting_keys or not conditions:
-        raise AnalysisInputError("a design needs at least one main setting and one condition")
-    if len(set(setting_keys)) != len(setting_keys):
-        raise AnalysisInputError(f"main setting keys repeat: {setting_keys}")
-    if len(set(conditions)) != len(conditions):
-        raise AnalysisInputError(f"conditions repeat: {conditions}")
-    c = len(conditions)
-    cells = []
-    for order_index, order in enumerate(balanced_latin_square(len(setting_keys))):
-        for rotation in range(c):
-            tasks = tuple((setting_keys[j], conditions[(j + rotation) % c]) for j in order)
-            cells.append(DesignCell(index=order_index * c + rotation, tasks=tasks))
-    return cells
-
-
-def load_study_design(path: str | Path) -> dict[str, Any]:
-    """Read the fields of a study file that the simulation needs.
-
-    Parameters
-    ----------
-    path : str or Path
-        A study definition in YAML (``.yaml``/``.yml``) or JSON (``.json``), as imported with
-        ``manage.py import_study``.
-
-    Returns
-    -------
-    dict
-        ``settings`` (list of main setting keys in definition order), ``conditions`` (list of
-        str) and ``target_sample_size`` (int, or None when absent).
-
-    Raises
-    ------
-    AnalysisInputError
-        If the file cannot be read or parsed, is not a mapping, or its ``settings``,
-        ``conditions`` or ``target_sample_size`` are missing or malformed.
-
-    Notes
-    -----
-    Only these three fields are checked; ``manage.py import_study --help`` validates a whole
-    file. The training setting is not part of the cells and is ignored.
-    """
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise AnalysisInputError(f"no such study file: {path}") from None
-    except UnicodeDecodeError:
-        raise AnalysisInputError(f"study file is not UTF-8 text: {path}") from None
-    except OSError as exc:
-        raise AnalysisInputError(f"cannot read study file {path}: {exc.strerror}") from None
-    try:
-        data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        kind = "JSON" if path.suffix.lower() == ".json" else "YAML"
-        raise AnalysisInputError(f"study file {path} is not valid {kind}: {exc}") from None
-    if not isinstance(data, Mapping):
-        raise AnalysisInputError(f"study file {path}: the top level must be a mapping of fields")
-
-    settings = data.get("settings")
-    if not isinstance(settings, list) or not settings:
-        raise AnalysisInputError(f"study file {path}: `settings` must be a non-empty list of main settings")
-    keys = []
-    for i, setting in enumerate(settings):
-        key = setting.get("key") if isinstance(setting, Mapping) else None
-        if not isinstance(key, str) or not key:
-            raise AnalysisInputError(f"study file {path}: settings[{i}] has no `key`")
-        keys.append(key)
-    if len(set(keys)) != len(keys):
-        raise AnalysisInputError(f"study file {path}: setting keys repeat: {keys}")
-
-    conditions = data.get("conditions")
-    if not isinstance(conditions, list) or not conditions or not all(isinstance(c, str) for c in conditions):
-        raise AnalysisInputError(f"study file {path}: `conditions` must be a non-empty list of condition names")
-    unknown = [c for c in conditions if c not in RESPONSE_CONDITIONS]
-    if unknown:
-        raise AnalysisInputError(
-            f"study file {path}: unknown condition(s) {', '.join(unknown)}; "
-            f"known: {', '.join(RESPONSE_CONDITIONS)}"
-        )
-    if len(set(conditions)) != len(conditions):
-        raise AnalysisInputError(f"study file {path}: conditions repeat: {conditions}")
-
-    target = data.get("target_sample_size")
-    if target is not None and (isinstance(target, bool) or not isinstance(target, int) or target < 1):
-        raise AnalysisInputError(f"study file {path}: `target_sample_size` must be a whole number >= 1")
-    return {"settings": keys, "conditions": list(conditions), "target_sample_size": target}
-
-
-def study_cells(path: str | Path) -> list[DesignCell]:
-    """The counterbalancing cells of a study file, as the platform builds them.
-
-    Parameters
-    ----------
-    path : str or Path
-        Study file (YAML or JSON).
-
-    Returns
-    -------
-    list of DesignCell
-        :func:`design_cells` of the file's main settings and conditions.
-
-    Raises
-    ------
-    AnalysisInputError
-        As :func:`load_study_design`.
-    """
-    design = load_study_design(path)
-    return design_cells(design["settings"], design["conditions"])
-
-
-# --------------------------------------------------------------------------
 # simulation
 # --------------------------------------------------------------------------
 def _check_rate(value: float, name: str, *, upper_open: bool = False) -> float:
@@ -388,6 +169,42 @@ def _check_whole(value: Any, name: str, low: int, high: int) -> int:
     if not low <= int(value) <= high:
         raise AnalysisInputError(f"{name} must be between {low} and {high}, got {value}")
     return int(value)
+
+
+def _check_level(alpha: Any) -> float:
+    try:
+        alpha = float(alpha)
+    except (TypeError, ValueError):
+        raise AnalysisInputError(f"alpha must be a number, got {alpha!r}") from None
+    if not 0.0 < alpha < 1.0:
+        raise AnalysisInputError(f"alpha must be between 0 and 1 (exclusive), got {alpha!r}")
+    return alpha
+
+
+def _treatments_to_test(conditions: Sequence[str], *, n: int, n_cells: int) -> list[str]:
+    """The pattern conditions to compare with no pattern; AnalysisInputError if the design
+    cannot be simulated (too few participants for the cells, or nothing to compare)."""
+    if n < n_cells:
+        raise AnalysisInputError(
+            f"n = {n} is below the {n_cells} counterbalancing cells; every cell needs a participant"
+        )
+    if BASELINE_CONDITION not in conditions:
+        raise AnalysisInputError(f"the design has no {BASELINE_CONDITION} condition to compare with")
+    treatments = [c for c in PATTERN_CONDITIONS if c in conditions]
+    if not treatments:
+        raise AnalysisInputError(
+            f"the design has no pattern condition ({', '.join(PATTERN_CONDITIONS)}) to test"
+        )
+    return treatments
+
+
+def _membership(cells: Sequence[DesignCell], group_index: dict[tuple[str, str], int]) -> np.ndarray:
+    """(cells, groups) of 0/1: 1 where the participants of a cell are in a (setting, condition) group."""
+    membership = np.zeros((len(cells), len(group_index)), dtype=np.int64)
+    for cell in cells:
+        for task in cell.tasks:
+            membership[cell.index, group_index[task]] = 1
+    return membership
 
 
 def _fill_places(held: np.ndarray, open_places: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -584,26 +401,11 @@ def simulate_power(
     p_treatment = _check_rate(p_treatment, "p_treatment")
     dropout = _check_rate(dropout, "dropout", upper_open=True)
     exclusion_rate = _check_rate(exclusion_rate, "exclusion_rate", upper_open=True)
-    try:
-        alpha = float(alpha)
-    except (TypeError, ValueError):
-        raise AnalysisInputError(f"alpha must be a number, got {alpha!r}") from None
-    if not 0.0 < alpha < 1.0:
-        raise AnalysisInputError(f"alpha must be between 0 and 1 (exclusive), got {alpha!r}")
+    alpha = _check_level(alpha)
     runs = _check_whole(runs, "runs", 1, MAX_RUNS)
     cells = design_cells(setting_keys, conditions)
     n = _check_whole(n, "n", 1, MAX_PARTICIPANTS)
-    if n < len(cells):
-        raise AnalysisInputError(
-            f"n = {n} is below the {len(cells)} counterbalancing cells; every cell needs a participant"
-        )
-    if BASELINE_CONDITION not in conditions:
-        raise AnalysisInputError(f"the design has no {BASELINE_CONDITION} condition to compare with")
-    treatments = [c for c in PATTERN_CONDITIONS if c in conditions]
-    if not treatments:
-        raise AnalysisInputError(
-            f"the design has no pattern condition ({', '.join(PATTERN_CONDITIONS)}) to test"
-        )
+    treatments = _treatments_to_test(conditions, n=n, n_cells=len(cells))
     if seed is None:
         seed = int(np.random.SeedSequence().entropy % (2**63))
     seed = _check_whole(seed, "seed", 0, 2**63 - 1)
@@ -612,11 +414,7 @@ def simulate_power(
     setting_keys, conditions = list(setting_keys), list(conditions)
     groups = [(s, c) for s in setting_keys for c in conditions]
     group_index = {g: i for i, g in enumerate(groups)}
-    # membership[cell, group] = 1 if participants of the cell are in the group.
-    membership = np.zeros((len(cells), len(groups)), dtype=np.int64)
-    for cell in cells:
-        for task in cell.tasks:
-            membership[cell.index, group_index[task]] = 1
+    membership = _membership(cells, group_index)
 
     completed, arrivals = _assign(n, len(cells), runs, dropout, rng)
     analysed = completed - rng.binomial(completed, exclusion_rate)
@@ -654,136 +452,3 @@ def simulate_power(
         mean_arrivals=float(arrivals.mean()),
         p95_arrivals=float(np.percentile(arrivals, 95)),
     )
-
-
-# --------------------------------------------------------------------------
-# command line: python -m analysis simulate
-# --------------------------------------------------------------------------
-def build_simulate_parser() -> argparse.ArgumentParser:
-    """Argument parser of ``python -m analysis simulate``.
-
-    Returns
-    -------
-    argparse.ArgumentParser
-        ``--study`` (required), ``--p-control`` and ``--p-treatment`` (required),
-        ``--dropout``, ``--exclusion-rate``, ``--n``, ``--runs``, ``--seed``, ``--alpha`` and
-        ``--json``.
-
-    Raises
-    ------
-    None
-        Building the parser does not raise; parsing raises ``SystemExit`` (status 2).
-
-    Examples
-    --------
-    >>> build_simulate_parser().parse_args(["--study", "s.yaml", "--p-control", "0.3",
-    ...                                     "--p-treatment", "0.6"]).runs
-    1000
-    """
-    parser = argparse.ArgumentParser(
-        prog="python -m analysis simulate",
-        description="Simulated power of the preregistered identification tests for a whole study "
-        "design: counterbalancing cells, dropouts that free places, exclusions, one-sided z-tests "
-        "per setting and Holm across them.",
-    )
-    parser.add_argument("--study", required=True, metavar="FILE",
-                        help="study file (YAML or JSON), as imported with manage.py import_study")
-    parser.add_argument("--p-control", type=float, required=True, metavar="P0",
-                        help="identification rate without a pattern, in [0, 1]")
-    parser.add_argument("--p-treatment", type=float, required=True, metavar="P1",
-                        help="identification rate in a pattern condition, in [0, 1]")
-    parser.add_argument("--dropout", type=float, default=0.0, metavar="D",
-                        help="probability that a participant drops out and frees the place, in [0, 1) "
-                        "(default 0)")
-    parser.add_argument("--exclusion-rate", type=float, default=0.0, metavar="E",
-                        help="probability that a completed participant is excluded, in [0, 1) (default 0)")
-    parser.add_argument("--n", type=int, default=None, metavar="N",
-                        help="participants who complete (default: the study's target_sample_size)")
-    parser.add_argument("--runs", type=int, default=1000, metavar="R",
-                        help=f"simulated studies, 1 to {MAX_RUNS} (default 1000)")
-    parser.add_argument("--seed", type=int, default=None, metavar="S",
-                        help="random seed (default: fresh; the seed used is printed)")
-    parser.add_argument("--alpha", type=float, default=0.05,
-                        help="family-wise level of the Holm correction (default 0.05)")
-    parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
-    return parser
-
-
-def _format_result(result: SimulationResult) -> list[str]:
-    """The text report of ``simulate`` without ``--json``, one string per line."""
-    lines = [
-        f"Design: {len(result.settings)} main setting(s) x {len(result.conditions)} condition(s) = "
-        f"{result.n_cells} cells; N = {result.n} completing; {result.runs} runs, seed {result.seed}",
-        f"P0 = {result.p_control:g}, P1 = {result.p_treatment:g}, dropout = {result.dropout:g}, "
-        f"exclusion rate = {result.exclusion_rate:g}; one-sided z-tests, Holm across "
-        f"{len(result.comparisons)} comparison(s) at alpha = {result.alpha:g}",
-        "",
-        f"{'setting':<20} {'comparison':<36} {'mean n':>13} {'power':>7} {'MC SE':>7}",
-    ]
-    for c in result.comparisons:
-        label = f"{c['treatment']} vs {c['control']}"
-        sizes = f"{c['mean_n_treatment']:.1f}/{c['mean_n_control']:.1f}"
-        lines.append(f"{c['setting']:<20} {label:<36} {sizes:>13} {c['power']:>7.3f} {c['mc_se']:>7.3f}")
-    lines += [
-        "",
-        f"All comparisons significant: {result.power_all.power:.3f} (MC SE {result.power_all.mc_se:.3f})",
-        f"Any comparison significant:  {result.power_any.power:.3f} (MC SE {result.power_any.mc_se:.3f})",
-        f"Analysed participants: {result.mean_analysed:.1f} on average "
-        f"({result.min_analysed:.0f} to {result.max_analysed:.0f}); arrivals needed: "
-        f"{result.mean_arrivals:.1f} on average, {result.p95_arrivals:.0f} at the 95th percentile",
-    ]
-    return lines
-
-
-def simulate_main(argv: Sequence[str]) -> int:
-    """Run ``python -m analysis simulate``.
-
-    Parameters
-    ----------
-    argv : sequence of str
-        Arguments after ``simulate``.
-
-    Returns
-    -------
-    int
-        0 on success, 2 on invalid input (``error: <message>`` on stderr, nothing on stdout).
-
-    Raises
-    ------
-    SystemExit
-        From argparse on invalid command-line syntax (status 2).
-
-    Notes
-    -----
-    Reads the study file with :func:`load_study_design` and calls :func:`simulate_power`;
-    ``--json`` prints :meth:`SimulationResult.as_dict`.
-
-    References
-    ----------
-    .. [1] ``docs/analysis.md``, section "Simulation-based power".
-
-    Examples
-    --------
-    >>> simulate_main(["--study", "fixtures/spotlight-replication.yaml", "--p-control", "0.3",
-    ...                "--p-treatment", "0.6", "--json"])  # doctest: +SKIP
-    0
-    """
-    args = build_simulate_parser().parse_args(argv)
-    try:
-        design = load_study_design(args.study)
-        n = args.n if args.n is not None else design["target_sample_size"]
-        if n is None:
-            raise AnalysisInputError(f"study file {args.study} has no target_sample_size; give --n")
-        result = simulate_power(
-            design["settings"], design["conditions"], p_control=args.p_control,
-            p_treatment=args.p_treatment, n=n, dropout=args.dropout,
-            exclusion_rate=args.exclusion_rate, runs=args.runs, seed=args.seed, alpha=args.alpha,
-        )
-    except AnalysisInputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    if args.json:
-        print(json.dumps(result.as_dict()))
-    else:
-        print("\n".join(_format_result(result)))
-    return 0

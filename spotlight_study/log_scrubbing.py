@@ -23,6 +23,8 @@ from typing import Any
 
 from django.utils.log import ServerFormatter
 
+from spotlight_study.identifiers import PROLIFIC_ID_IN_TEXT_RE
+
 IDENTIFIER_PARAMETERS = ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID")
 SCRUBBED = "[scrubbed]"
 
@@ -35,7 +37,7 @@ _NAMED = re.compile(
     re.IGNORECASE,
 )
 # Prolific IDs are 24 hexadecimal digits (MongoDB ObjectIds); one on its own is scrubbed too.
-_BARE_ID = re.compile(r"(?<![0-9A-Za-z])[0-9a-fA-F]{24}(?![0-9A-Za-z])")
+_BARE_ID = PROLIFIC_ID_IN_TEXT_RE
 # A request line's target: "GET /path?query HTTP/1.1" keeps "GET /path HTTP/1.1".
 _QUERY_IN_REQUEST_LINE = re.compile(r"(?P<path>\s/[^\s?]*)\?[^\s\"]*")
 

@@ -7,13 +7,12 @@ from __future__ import annotations
 from django.http import HttpRequest
 from django.utils.functional import SimpleLazyObject
 
-from spotlight_study.annotation.roles import is_adjudicator, is_annotator, is_researcher
+from spotlight_study.accounts.roles import is_adjudicator, is_annotator, is_researcher, is_staff_user
 
 
 def _roles(user) -> dict[str, bool]:
-    staff = bool(user.is_authenticated and user.is_active and user.is_staff)
     return {
-        "staff": staff,
+        "staff": is_staff_user(user),
         "researcher": is_researcher(user),
         "annotation": is_annotator(user) or is_adjudicator(user),
     }

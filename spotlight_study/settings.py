@@ -70,6 +70,7 @@ INSTALLED_APPS = [
     "spotlight_study.participation",
     "spotlight_study.researcher",
     "spotlight_study.annotation",
+    "spotlight_study.results",
     "spotlight_study.stimuli",
     "spotlight_study.prolific",
     "spotlight_study.api",
@@ -78,8 +79,12 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Imports the URLconf and compiles the participant templates when the handler is built (in
+    # gunicorn's preloaded master), then removes itself from the chain (middleware/warmup.py).
+    "spotlight_study.middleware.warmup.WarmUpMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    "csp.middleware.CSPMiddleware",
+    # django-csp with the site policy's header built once per process (middleware/csp.py).
+    "spotlight_study.middleware.csp.CachedPolicyCSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # Before anything reads a form: refuses bodies that are not UTF-8 with a 400 page.
     "spotlight_study.middleware.request_hygiene.RequestHygieneMiddleware",
@@ -131,8 +136,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     VAR_DIR.mkdir(exist_ok=True)
 else:
     DATABASES["default"]["TEST"] = {"NAME": f"test_{DATABASES['default']['NAME']}_{os.getpid()}"}
-    DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=60))
-    DATABASES["default"].setdefault("CONN_HEALTH_CHECKS", True)
+# Persistent connections on both backends (docs/performance.md): on SQLite a new connection per
+# request (opening the file, the PRAGMAs above) doubled a participant flow's CPU.
+DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=60))
+DATABASES["default"].setdefault("CONN_HEALTH_CHECKS", True)
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -206,8 +213,8 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 256 * 1024
 
 # Django's cache holds the arrival rate limit's counters. CACHE_URL (or REDIS_URL), e.g.
 # redis://127.0.0.1:6379/1, names a cache shared by all server processes, which production's
-# several gunicorn workers need; the default is the memory of one process (the embedded
-# runserver default has one), where each process would count on its own.
+# several gunicorn workers need; without it each process would count on its own (serve.sh sets a
+# file cache in var/cache that its workers share).
 _CACHE_URL = env("CACHE_URL", default="") or env("REDIS_URL", default="")
 CACHES = {
     "default": env.cache_url_config(_CACHE_URL)
@@ -268,19 +275,21 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = TIME_ZONE
 CELERY_BEAT_SCHEDULE = {
     "clear-expired-sessions": {
-        "task": "spotlight_study.participation.tasks.sessions_clear_expired",
+        "task": "participation.sessions_clear_expired",
         "schedule": 60 * 60 * 6,
     },
     "prolific-sync-submissions": {
-        "task": "spotlight_study.prolific.tasks.prolific_sync_all",
+        "task": "prolific.submissions_sync_all",
         "schedule": env.int("PROLIFIC_SYNC_INTERVAL_SECONDS", default=300),
     },
 }
 
 REST_FRAMEWORK = {
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAdminUser"],
+    "DEFAULT_PERMISSION_CLASSES": ["spotlight_study.accounts.roles.IsStaff"],
+    # Both JSON APIs (the researcher API and the annotator API) answer errors in one shape.
+    "EXCEPTION_HANDLER": "spotlight_study.api.exceptions.api_exception_handler",
     # The researcher API (docs/api.md): a token (`Authorization: Token <key>`) or the staff
-    # session. Its one error shape comes from spotlight_study.api.exceptions.ErrorShapeMixin.
+    # session.
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "spotlight_study.api.authentication.ThrottledTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
@@ -306,7 +315,7 @@ SPECTACULAR_SETTINGS = {
     "annotation, analysis, stimulus jobs and Prolific submissions. See docs/api.md.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
-    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAdminUser"],
+    "SERVE_PERMISSIONS": ["spotlight_study.accounts.roles.IsStaff"],
     "COMPONENT_SPLIT_REQUEST": True,
     "PREPROCESSING_HOOKS": ["spotlight_study.api.schema.only_researcher_api"],
     "PATH_CONVERTER_OVERRIDES": {
@@ -358,7 +367,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # Prolific IDs are personal data: every handler's formatter scrubs PROLIFIC_PID, STUDY_ID and
 # SESSION_ID values (and bare 24-hex Prolific IDs) from what it writes, and runserver's request
 # lines lose their query string (spotlight_study/log_scrubbing.py). gunicorn's access-log format
-# is set without the query string in the Procfile.
+# is set without the query string in gunicorn.conf.py.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

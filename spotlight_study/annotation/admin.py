@@ -2,7 +2,15 @@
 
 from django.contrib import admin
 
-from .models import Annotation, AnnotationRevision, Assignment, CodebookTag, FinalLabel, Item
+from .models import (
+    Annotation,
+    AnnotationRevision,
+    Assignment,
+    CodebookTag,
+    FinalLabel,
+    Item,
+    MachineAcceptance,
+)
 
 
 class _ReadOnly(admin.ModelAdmin):
@@ -57,10 +65,23 @@ class AnnotationRevisionAdmin(_ReadOnly):
 
 @admin.register(FinalLabel)
 class FinalLabelAdmin(_ReadOnly):
-    """Agreed or adjudicated labels."""
+    """Agreed, adjudicated or accepted machine labels."""
 
-    list_display = ["item", "source", "identified", "no_difference", "exclusion", "decided_at"]
+    list_display = [
+        "item", "source", "machine_model", "identified", "no_difference", "exclusion", "decided_at"
+    ]
     list_filter = ["source", "exclusion"]
+
+
+@admin.register(MachineAcceptance)
+class MachineAcceptanceAdmin(_ReadOnly):
+    """The audit log of accepting the machine coder's labels as final (never edited)."""
+
+    list_display = ["at", "study", "action", "model", "field", "actor", "items"]
+    list_filter = ["study", "action", "field"]
+
+    def has_delete_permission(self, request, obj=None):
+        return False
 
 
 @admin.register(CodebookTag)

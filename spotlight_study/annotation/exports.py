@@ -22,7 +22,7 @@ from .selectors import (
     item_status,
     items_with_labels,
 )
-from .services import items_sync
+from .services.queue import items_sync
 
 ANNOTATIONS_COLUMNS = ["item", "setting", "annotator", "field", "value", "revision", "saved_at"]
 FINAL_LABELS_COLUMNS = [
@@ -41,6 +41,9 @@ FINAL_LABELS_COLUMNS = [
     "exclusion_note",
     "source",
     "decided_at",
+    # Only for source ``machine``: ``llm:<model>`` and the accepted fields (``;``-separated).
+    "machine_model",
+    "machine_fields",
 ]
 AGREEMENT_COLUMNS = [
     "field",
@@ -71,6 +74,8 @@ EXPORTS = ("annotations", "final_labels", "agreement")
 
 
 def _value(field: str, value) -> str | int:
+    if value is None:  # a field an accepted machine label leaves without a final value
+        return ""
     if field == "tags":
         return ";".join(sorted(value))
     if isinstance(value, bool):
@@ -105,10 +110,14 @@ def annotations_rows(*, study: Study) -> list[dict]:
 
 def final_label_rows(*, study: Study) -> list[dict]:
     """One row per saved answer (item), joined to participant pseudonym, setting, kind and
-    condition. Answers without an item get one first (:func:`~.services.items_sync`).
+    condition. Answers without an item get one first (:func:`~.services.queue.items_sync`).
 
     ``status`` is ``final``, ``needs_adjudication`` or ``in_progress``; the label columns are
     empty unless final. ``other_difference`` is 1 when the final label has at least one tag.
+    ``source`` is ``agreement``, ``adjudication`` or ``machine`` (the machine coder's label,
+    accepted by the researcher for the fields in ``machine_fields``, with ``machine_model``;
+    the other label columns are empty). An adjudicator may still decide such an item when its
+    human labels disagree; their decision replaces the machine label.
     """
     items_sync(study=study)  # every saved answer is a row, also before anyone opened it
     k = study.annotators_per_item
@@ -132,16 +141,40 @@ def final_label_rows(*, study: Study) -> list[dict]:
         if final is not None:
             row.update({f: _value(f, getattr(final, f)) for f in LABEL_FIELDS})
             row.update(
-                other_difference=int(bool(final.tags)),
+                other_difference="" if final.tags is None else int(bool(final.tags)),
                 source=final.source,
                 decided_at=final.decided_at.isoformat(),
             )
+            if final.source == final.Source.MACHINE:
+                row.update(
+                    machine_model=f"llm:{final.machine_model}",
+                    machine_fields=";".join(final.machine_fields),
+                )
         rows.append(row)
     return rows
 
 
 def _stat(stat) -> tuple[str, str]:
     return ("" if stat.value is None else round(stat.value, 6), stat.undefined_reason)
+
+
+def _agreement_row(r, scope: str) -> dict:
+    """The columns of ``agreement.csv`` that every row has, from one agreement result ``r``
+    (human or machine): who is compared, the counts, and each statistic with its note."""
+    a = r.result
+    row = {
+        "field": r.field,
+        "scope": scope,
+        "comparison": r.comparison,
+        "rater_a": r.rater_a,
+        "rater_b": r.rater_b,
+        "n_items": a.n_items,
+        "n_annotators": a.n_annotators,
+        "n_ratings": a.n_ratings,
+    }
+    for name in ("percent_agreement", "cohen_kappa", "krippendorff_alpha"):
+        row[name], row[f"{name}_note"] = _stat(getattr(a, name))
+    return row
 
 
 def agreement_rows(*, study: Study) -> list[dict]:
@@ -151,22 +184,7 @@ def agreement_rows(*, study: Study) -> list[dict]:
 
     An undefined statistic has an empty value and its reason in the ``*_note`` column.
     """
-    rows = []
-    for r in agreement_report(study=study):
-        a = r.result
-        row = {
-            "field": r.field,
-            "scope": r.scope,
-            "comparison": r.comparison,
-            "rater_a": r.rater_a,
-            "rater_b": r.rater_b,
-            "n_items": a.n_items,
-            "n_annotators": a.n_annotators,
-            "n_ratings": a.n_ratings,
-        }
-        for name in ("percent_agreement", "cohen_kappa", "krippendorff_alpha"):
-            row[name], row[f"{name}_note"] = _stat(getattr(a, name))
-        rows.append(row)
+    rows = [_agreement_row(r, r.scope) for r in agreement_report(study=study)]
     return rows + machine_agreement_rows(study=study)
 
 
@@ -179,19 +197,7 @@ def machine_agreement_rows(*, study: Study) -> list[dict]:
     by_key = {(d.model, d.field): d for d in decisions}
     out = []
     for r in rows_:
-        a = r.result
-        row = {
-            "field": r.field,
-            "scope": "all",
-            "comparison": r.comparison,
-            "rater_a": r.rater_a,
-            "rater_b": r.rater_b,
-            "n_items": a.n_items,
-            "n_annotators": a.n_annotators,
-            "n_ratings": a.n_ratings,
-        }
-        for name in ("percent_agreement", "cohen_kappa", "krippendorff_alpha"):
-            row[name], row[f"{name}_note"] = _stat(getattr(a, name))
+        row = _agreement_row(r, "all")
         row["cohen_kappa_ci_low"], row["cohen_kappa_ci_note"] = _stat(r.ci.ci_low)
         row["cohen_kappa_ci_high"] = _stat(r.ci.ci_high)[0]
         if r.comparison == "machine_vs_final":

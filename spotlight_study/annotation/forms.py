@@ -7,7 +7,7 @@ from django import forms
 from spotlight_study.studies.schema import normalize_tag
 
 from .models import Exclusion
-from .services import LabelInput
+from .services.labels import LabelInput
 
 YES_NO = [("1", "Yes"), ("0", "No")]
 
@@ -28,7 +28,7 @@ class LabelForm(forms.Form):
     ``codebook`` (the setting's tags) gives the tag choices. Yes/no questions have no default, so
     an unanswered question is an error rather than a silent "no". ``base_revision`` (hidden)
     carries the revision of the annotator's label the page showed, so that a save from an older
-    page (a second tab) is caught instead of overwriting (see ``services.label_save``).
+    page (a second tab) is caught instead of overwriting (see ``services.labels.label_save``).
     """
 
     identified = _yes_no("Did the participant identify the target difference?")
@@ -95,7 +95,8 @@ class LabelForm(forms.Form):
         }
 
     def label_input(self) -> LabelInput:
-        """The cleaned data as a :class:`~.services.LabelInput` (call after ``is_valid()``)."""
+        """The cleaned data as a :class:`~.services.labels.LabelInput` (call after
+        ``is_valid()``)."""
         d = self.cleaned_data
         return LabelInput(
             identified=d["identified"],
@@ -106,3 +107,31 @@ class LabelForm(forms.Form):
             exclusion=d["exclusion"],
             exclusion_note=d["exclusion_note"],
         )
+
+
+class MachineAcceptanceForm(forms.Form):
+    """The researcher's accept or revoke of one model's machine labels for label fields.
+
+    ``models`` (the models with machine labels in the study) gives the model choices. The
+    ``confirm`` box must be ticked: accepting changes final labels that feed the analysis.
+    """
+
+    ACTIONS = [("accept", "Accept as final labels"), ("revoke", "Revoke")]
+
+    model = forms.ChoiceField(label="Model")
+    fields = forms.MultipleChoiceField(
+        label="Label fields", widget=forms.CheckboxSelectMultiple, choices=[]
+    )
+    action = forms.ChoiceField(choices=ACTIONS, initial="accept", widget=forms.RadioSelect)
+    confirm = forms.BooleanField(
+        label=(
+            "I want these machine labels used as final labels of the items without a human "
+            "final label (or, for revoke, removed again)."
+        ),
+        error_messages={"required": "Tick the box to confirm."},
+    )
+
+    def __init__(self, *args, models: list[str], label_fields: tuple[str, ...], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["model"].choices = [(m, f"llm:{m}") for m in models]
+        self.fields["fields"].choices = [(f, f) for f in label_fields]

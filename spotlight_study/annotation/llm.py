@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import openai
 
+from .errors import InvalidReply
 from .models import COMPARED_FIELDS, Exclusion
 
 #: What each compared field means, told to the model (the annotator page's wording).
@@ -39,10 +40,6 @@ SYSTEM_PROMPT = (
     "what differs between the groups. Code the participant's answer with the codebook. Reply "
     "with one JSON object with exactly the requested fields and nothing else."
 )
-
-
-class InvalidReply(Exception):
-    """The model's reply is not a JSON object matching the schema; the message says why."""
 
 
 def validate_fields(fields: list[str] | tuple[str, ...] | None) -> tuple[str, ...]:

@@ -4,27 +4,31 @@ For each single-value label (``identified``, ``surface_difference``, ``no_differ
 ``exclusion``) over all items of the study, and for each model that labelled items:
 
 - ``machine_vs_human``: the machine (``llm:<model>``) against each human annotator;
-- ``machine_vs_final``: the machine against the final labels (agreed or adjudicated);
+- ``machine_vs_final``: the machine against the human final labels (agreed or adjudicated;
+  never an accepted machine label);
 - ``human_vs_human``: each pair of human annotators;
 
 each with Cohen's kappa and a paired bootstrap 95% CI
-(:func:`~.agreement.kappa_with_ci`), and one decision per label
-(:func:`~.agreement.non_inferiority`). Tags are not part of the decision (see
+(:func:`analysis.stats.agreement_ci.kappa_with_ci`), and one decision per label
+(:func:`analysis.stats.agreement_ci.non_inferiority`). Tags are not part of the decision (see
 ``docs/annotation.md``). Missing machine labels are missing ratings.
+
+This module only gathers the ratings from the database; every statistic is computed in
+:mod:`analysis.stats.agreement` and :mod:`analysis.stats.agreement_ci`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from statistics import fmean
 
 from django.db.models import Count, Q
 
+from analysis.stats import agreement_ci
+from analysis.stats.agreement import Agreement
 from spotlight_study.studies.models import Study
 
-from . import agreement as stats
 from .models import MachineCodingJob, MachineLabel
-from .selectors import SINGLE_VALUE_FIELDS, annotator_pseudonyms, items_with_labels
+from .selectors import SINGLE_VALUE_FIELDS, annotator_pseudonyms, human_final, items_with_labels
 
 DEFAULT_MARGIN = 0.1
 
@@ -40,8 +44,8 @@ class MachineAgreementRow:
     comparison: str
     rater_a: str
     rater_b: str
-    result: stats.Agreement
-    ci: stats.KappaCI
+    result: Agreement
+    ci: agreement_ci.KappaCI
 
 
 @dataclass(frozen=True)
@@ -51,7 +55,7 @@ class MachineDecision:
 
     model: str
     field: str
-    rule: stats.NonInferiority
+    rule: agreement_ci.NonInferiority
     human_pairs: int
 
 
@@ -63,18 +67,8 @@ def machine_models(*, study: Study) -> list[str]:
 
 
 def _pair_rows(model, field, comparison, name_a, name_b, row_a, row_b, *, seed, n_resamples):
-    both = [a is not None and b is not None for a, b in zip(row_a, row_b, strict=True)]
-    common_a = [a if k else None for a, k in zip(row_a, both)]
-    common_b = [b if k else None for b, k in zip(row_b, both)]
-    return MachineAgreementRow(
-        model,
-        field,
-        comparison,
-        name_a,
-        name_b,
-        stats.agreement([common_a, common_b]),
-        stats.kappa_with_ci(common_a, common_b, seed=seed, n_resamples=n_resamples),
-    )
+    result, ci = agreement_ci.pair_with_kappa_ci(row_a, row_b, seed=seed, n_resamples=n_resamples)
+    return MachineAgreementRow(model, field, comparison, name_a, name_b, result, ci)
 
 
 def machine_agreement(
@@ -127,7 +121,8 @@ def machine_agreement(
         key=lambda u: (len(pseudonyms.get(u, "")), pseudonyms.get(u, "")),
     )
     by_item = [{a.annotator_id: a for a in it.annotations.all()} for it in items]
-    finals = [getattr(it, "final_label", None) for it in items]
+    # Human final labels only: an accepted machine label would be the machine against itself.
+    finals = [human_final(getattr(it, "final_label", None)) for it in items]
     machine = {m: [None] * len(items) for m in models}
     for label in MachineLabel.objects.filter(item__study=study, model__in=models):
         machine[label.model][index[label.item_id]] = label
@@ -164,16 +159,61 @@ def machine_agreement(
                     rows.append(pair)
                     if pair.ci.kappa.defined:
                         human_kappas.append(pair.ci.kappa.value)
-            reference = (
-                stats.Statistic(fmean(human_kappas))
-                if human_kappas
-                else stats.Statistic(None, "no pair of human annotators has a defined kappa")
-            )
-            rule = stats.non_inferiority(
+            reference = agreement_ci.mean_pairwise_kappa(human_kappas)
+            rule = agreement_ci.non_inferiority(
                 field=field, machine_ci_low=vs_final.ci.ci_low, human_kappa=reference, margin=margin
             )
             decisions.append(MachineDecision(model, field, rule, len(human_kappas)))
     return rows, decisions
+
+
+def machine_coder_summary(
+    *, study: Study, margin: float = DEFAULT_MARGIN, n_resamples: int = 2000, seed: int = 20260101
+) -> dict:
+    """The machine coder's agreement and decisions as plain data for the analysis report.
+
+    Parameters
+    ----------
+    margin : float
+        Non-inferiority margin in kappa units, in [0, 1].
+    n_resamples, seed : int
+        Of the bootstrap, as :func:`machine_agreement`.
+
+    Returns
+    -------
+    dict
+        The shape of :func:`analysis.machine_coder.check_machine_coder`: ``margin``,
+        ``confidence_level``, ``n_resamples``, ``seed``, ``models`` (empty when the study has no
+        machine labels), ``comparisons`` (one per row of :func:`machine_agreement`: kappa and CI
+        as floats or None with the reason) and ``decisions`` (one per model and label, with the
+        statement in words).
+
+    Raises
+    ------
+    ValueError
+        If ``margin`` or ``n_resamples`` is out of range.
+    """
+    rows, decisions = machine_agreement(study=study, margin=margin, n_resamples=n_resamples, seed=seed)
+    return {
+        "margin": margin,
+        "confidence_level": rows[0].ci.confidence_level if rows else 0.95,
+        "n_resamples": n_resamples,
+        "seed": seed,
+        "models": sorted({d.model for d in decisions}),
+        "comparisons": [
+            {"model": r.model, "field": r.field, "comparison": r.comparison, "rater_a": r.rater_a,
+             "rater_b": r.rater_b, "n_items": r.ci.n_items, "kappa": r.ci.kappa.value,
+             "kappa_note": r.ci.kappa.undefined_reason, "ci_low": r.ci.ci_low.value,
+             "ci_high": r.ci.ci_high.value, "ci_note": r.ci.ci_low.undefined_reason}
+            for r in rows
+        ],
+        "decisions": [
+            {"model": d.model, "field": d.field, "non_inferior": d.rule.non_inferior,
+             "machine_ci_low": d.rule.machine_ci_low, "human_kappa": d.rule.human_kappa,
+             "human_pairs": d.human_pairs, "margin": d.rule.margin, "statement": d.rule.statement}
+            for d in decisions
+        ],
+    }
 
 
 def machine_overview(*, study: Study, margin: float = DEFAULT_MARGIN) -> dict:

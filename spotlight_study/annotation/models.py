@@ -228,11 +228,31 @@ class AnnotationRevision(LabelFields):
 
 
 class FinalLabel(LabelFields):
-    """The label of an item used in the analysis: agreed by all its annotators, or adjudicated."""
+    """The label of an item used in the analysis: agreed by all its annotators, adjudicated, or
+    the machine coder's label accepted by the researcher for some label fields.
+
+    Human final labels (``agreement``, ``adjudication``) hold every field. A ``machine`` final
+    label holds only the fields in ``machine_fields`` (taken from the :class:`MachineLabel` of
+    ``machine_model``, see :class:`MachineAcceptance`); the other compared fields are ``None``
+    (no final value). A database constraint keeps human final labels complete.
+    """
 
     class Source(models.TextChoices):
         AGREEMENT = "agreement", "Full agreement"
         ADJUDICATION = "adjudication", "Adjudication"
+        MACHINE = "machine", "Machine coder (accepted by the researcher)"
+
+    #: Sources set by people; a machine label never overwrites these.
+    HUMAN_SOURCES = (Source.AGREEMENT, Source.ADJUDICATION)
+
+    # Nullable here only, for the fields a machine final label leaves without a value.
+    identified = models.BooleanField(null=True, blank=True)
+    surface_difference = models.BooleanField(null=True, blank=True)
+    no_difference = models.BooleanField(null=True, blank=True)
+    tags = models.JSONField(default=list, blank=True, null=True)
+    exclusion = models.CharField(
+        max_length=30, choices=Exclusion.choices, default=Exclusion.NONE, null=True, blank=True
+    )
 
     item = models.OneToOneField(Item, on_delete=models.CASCADE, related_name="final_label")
     source = models.CharField(max_length=15, choices=Source.choices)
@@ -243,8 +263,40 @@ class FinalLabel(LabelFields):
         blank=True,
         related_name="adjudications",
     )
+    machine_model = models.CharField(max_length=200, blank=True)
+    machine_fields = models.JSONField(default=list, blank=True)
     decided_at = models.DateTimeField()
     updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(source="machine")
+                | models.Q(
+                    identified__isnull=False,
+                    surface_difference__isnull=False,
+                    no_difference__isnull=False,
+                    tags__isnull=False,
+                    exclusion__isnull=False,
+                ),
+                name="human_final_label_complete",
+            ),
+        ]
+
+    def clean(self) -> None:
+        """As :meth:`LabelFields.clean`; a machine final label may leave fields ``None``."""
+        if self.source == self.Source.MACHINE:
+            if self.tags is not None and (
+                not isinstance(self.tags, list) or not all(isinstance(t, str) for t in self.tags)
+            ):
+                raise ValidationError({"tags": "Tags must be a list of text."})
+            return
+        super().clean()
+
+    @property
+    def is_human(self) -> bool:
+        """Whether people set this final label (agreement or adjudication)."""
+        return self.source in self.HUMAN_SOURCES
 
 
 class CodebookTag(models.Model):
@@ -342,3 +394,37 @@ class MachineLabel(models.Model):
             models.UniqueConstraint(fields=["item", "model"], name="machine_label_once_per_model"),
         ]
         indexes = [models.Index(fields=["model", "status"])]
+
+
+class MachineAcceptance(models.Model):
+    """One entry of the audit log of the researcher accepting (or revoking) the machine coder's
+    labels as final labels for one label field.
+
+    Written by :mod:`spotlight_study.annotation.services.machine_acceptance`: who (``user``, and
+    ``actor``, the username or how the command line was run), when (``at``), the ``action``,
+    the ``model`` (as asked for, without ``llm:``), the compared label ``field`` and how many
+    ``items`` it changed. Rows are never changed or deleted; a field's current acceptance is its
+    latest entry (``accept``), none after a ``revoke``.
+    """
+
+    class Action(models.TextChoices):
+        ACCEPT = "accept", "Accepted"
+        REVOKE = "revoke", "Revoked"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="machine_acceptances")
+    model = models.CharField(max_length=200)
+    field = models.CharField(max_length=30)
+    action = models.CharField(max_length=10, choices=Action.choices)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    actor = models.CharField(max_length=200)
+    at = models.DateTimeField()
+    items = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["study", "at", "pk"]
+        indexes = [models.Index(fields=["study", "field", "at"])]
+
+    def __str__(self) -> str:
+        return f"{self.action} llm:{self.model} for {self.field} in {self.study} at {self.at}"

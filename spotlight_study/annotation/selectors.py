@@ -8,18 +8,20 @@ holds only what an annotator may see.
 from __future__ import annotations
 
 import hashlib
-from collections import Counter, defaultdict
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 
 from django.db.models import Count, Prefetch, Q, QuerySet
 from django.utils import timezone
 
+from analysis.stats import agreement as agreement_stats
 from spotlight_study.participation import flags as quality_flags
 from spotlight_study.participation.models import Participant
 from spotlight_study.studies.models import Setting, Study
 
-from . import agreement as agreement_stats
+from .agreement_rows import SINGLE_VALUE_FIELDS, AgreementRow, agreement_rows, codebooks_of
+from .label_table import LabelTable, cached_by_content, label_table
 from .models import (
     COMPARED_FIELDS,
     Annotation,
@@ -27,6 +29,7 @@ from .models import (
     CodebookTag,
     FinalLabel,
     Item,
+    MachineAcceptance,
     StudyAnnotator,
 )
 
@@ -101,13 +104,7 @@ def blind_item(item: Item) -> BlindItem:
         .exists()
     )
     flags = quality_flags.answer_flags(
-        quality_flags.AnswerEvidence(
-            answer=response.answer,
-            time_on_task_ms=response.time_on_task_ms,
-            paste_count=response.paste_count,
-            paste_chars=response.paste_chars,
-            hidden_ms=response.hidden_ms,
-        ),
+        quality_flags.evidence_of(response),
         short_time_flag_seconds=study.short_time_flag_seconds,
         identical=identical,
         include_instruction_check=False,
@@ -136,7 +133,7 @@ def item_queryset() -> QuerySet[Item]:
 
 def annotation_studies() -> QuerySet[Study]:
     """Studies with at least one saved answer (each becomes an item when a queue, export or
-    import reads the study: :func:`~.services.items_sync`), by title."""
+    import reads the study: :func:`~.services.queue.items_sync`), by title."""
     return (
         Study.objects.filter(participants__responses__answered_at__isnull=False)
         .distinct()
@@ -224,11 +221,20 @@ def compared_values(label) -> tuple:
     )
 
 
-def item_status(*, annotations: list[Annotation], final: FinalLabel | None, k: int) -> str:
-    """``final``, ``needs_adjudication`` (k or more labels that disagree) or ``in_progress``."""
+def item_status(
+    *, annotations: list, final: FinalLabel | None, k: int, compared: set | None = None
+) -> str:
+    """``final``, ``needs_adjudication`` (k or more labels that disagree) or ``in_progress``.
+
+    ``compared`` is the set of the annotations' :func:`compared_values` when the caller has it
+    already (:class:`~.label_table.LabelTable`); it is computed otherwise. With ``compared``
+    given, only the number of ``annotations`` is used.
+    """
     if final is not None:
         return "final"
-    if len(annotations) >= k and len({compared_values(a) for a in annotations}) > 1:
+    if compared is None and len(annotations) >= k:
+        compared = {compared_values(a) for a in annotations}
+    if len(annotations) >= k and len(compared) > 1:
         return "needs_adjudication"
     return "in_progress"
 
@@ -255,6 +261,17 @@ def _final_or_none(item: Item) -> FinalLabel | None:
         return None
 
 
+def human_final(final: FinalLabel | None) -> FinalLabel | None:
+    """``final`` if people set it (agreement or adjudication), else ``None``.
+
+    An accepted machine label is final for the analysis but not a human decision: the item
+    still awaits adjudication if its labels disagree, and agreement against "the final labels"
+    (of annotators and of the machine coder) is measured against human final labels only, so
+    the machine is never compared with its own labels.
+    """
+    return final if final is not None and final.is_human else None
+
+
 def adjudication_queue(*, study: Study, adjudicator) -> list[str]:
     """Public ids of items awaiting adjudication that ``adjudicator`` did not label themselves.
 
@@ -267,7 +284,7 @@ def adjudication_queue(*, study: Study, adjudicator) -> list[str]:
         if any(a.annotator_id == adjudicator.pk for a in annotations):
             continue
         if (
-            item_status(annotations=annotations, final=_final_or_none(item), k=k)
+            item_status(annotations=annotations, final=human_final(_final_or_none(item)), k=k)
             == "needs_adjudication"
         ):
             ids.append(item.public_id)
@@ -286,7 +303,9 @@ def adjudication_item(*, study: Study, public_id: str, adjudicator) -> Item | No
     final = FinalLabel.objects.filter(item=item).first()
     if final is not None and final.source == FinalLabel.Source.ADJUDICATION:
         return item
-    status = item_status(annotations=annotations, final=final, k=study.annotators_per_item)
+    status = item_status(
+        annotations=annotations, final=human_final(final), k=study.annotators_per_item
+    )
     return item if status == "needs_adjudication" else None
 
 
@@ -374,91 +393,47 @@ def competing_labels(*, item: Item) -> list[dict]:
 # --- researcher overview and agreement ---------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class AgreementRow:
-    """Agreement on one label over a scope (``all`` items, or one setting's items).
-
-    ``comparison`` is ``all`` (every annotator at once), ``pair`` (annotator ``rater_a`` x
-    annotator ``rater_b``) or ``vs_final`` (annotator ``rater_a`` against the final labels;
-    ``rater_b`` is ``final``). Raters are annotator pseudonyms; both are empty for ``all``.
-    """
-
-    field: str
-    scope: str
-    result: agreement_stats.Agreement
-    comparison: str = "all"
-    rater_a: str = ""
-    rater_b: str = ""
-
-
-#: The label fields compared as one nominal value each (tags are compared one by one).
-SINGLE_VALUE_FIELDS = tuple(f for f in COMPARED_FIELDS if f != "tags")
-
-
 def agreement_report(*, study: Study, pairs_in_every_scope: bool = True) -> list[AgreementRow]:
     """Agreement per label: the booleans and the exclusion over all items and per setting, and
     each tag of each setting's codebook (present/absent) over that setting's items.
 
     For each label and scope: one row over all annotators, then one per pair of annotators who
     labeled an item in common, then one per annotator against the final labels (items without
-    a final label are left out of those). Raters are the study's annotators; an annotator who
-    did not label an item is a missing rating. See :mod:`spotlight_study.annotation.agreement`
+    a human final label, see :func:`human_final`, are left out of those). Raters are the study's annotators; an annotator who
+    did not label an item is a missing rating. See :mod:`analysis.stats.agreement`
     for the statistics.
 
     ``pairs_in_every_scope=False`` keeps the pair and against-final rows of the single-value
     labels over all items only (what the overview shows): the pairs grow with the square of the
     number of annotators, at a few ms each.
     """
-    items = list(items_with_labels(study=study))
-    annotators = sorted({a.annotator_id for it in items for a in it.annotations.all()})
+    return _agreement_report(
+        study=study, table=label_table(study=study), pairs_in_every_scope=pairs_in_every_scope
+    )
+
+
+def _agreement_report(
+    *, study: Study, table: LabelTable, pairs_in_every_scope: bool
+) -> list[AgreementRow]:
+    """:func:`agreement_report` from the study's :class:`~.label_table.LabelTable`, cached by
+    the content of everything it depends on (:func:`~.label_table.cached_by_content`)."""
+    annotators = sorted(table.labels_per_annotator)
     if not annotators:
         return []
     pseudonyms = annotator_pseudonyms(study=study)
     names = [pseudonyms.get(u, f"annotator_?{u}") for u in annotators]
-    by_item = [{a.annotator_id: a for a in it.annotations.all()} for it in items]
-    finals = [_final_or_none(it) for it in items]
     settings = list(Setting.objects.filter(study=study).order_by("kind", "position"))
-    rows: list[AgreementRow] = []
-
-    def emit(field: str, scope: str, ratings: list, reference: list) -> None:
-        rows.append(AgreementRow(field, scope, agreement_stats.agreement(ratings)))
-        if not pairs_in_every_scope and (scope != "all" or field.startswith("tag:")):
-            return
-        for pair in agreement_stats.pairwise_agreement(ratings, names, reference=reference):
-            comparison = "vs_final" if pair.rater_b == "final" else "pair"
-            rows.append(
-                AgreementRow(field, scope, pair.result, comparison, pair.rater_a, pair.rater_b)
-            )
-
-    scopes = [("all", list(range(len(items))))] + [
-        (s.key, [i for i, it in enumerate(items) if it.setting_id == s.pk]) for s in settings
-    ]
-    for field in SINGLE_VALUE_FIELDS:
-        for scope, idx in scopes:
-            if not idx:
-                continue
-            ratings = [
-                [getattr(by_item[i][u], field) if u in by_item[i] else None for i in idx]
-                for u in annotators
-            ]
-            reference = [None if finals[i] is None else getattr(finals[i], field) for i in idx]
-            emit(field, scope, ratings, reference)
-    for s in settings:
-        idx = [i for i, it in enumerate(items) if it.setting_id == s.pk]
-        if not idx:
-            continue
-        tag_sets = [
-            [by_item[i][u].tags if u in by_item[i] else None for i in idx] for u in annotators
-        ]
-        presence = agreement_stats.tag_presence(tag_sets)
-        tags = codebook(s)
-        for tag in tags + sorted(set(presence) - set(tags)):
-            ratings = presence.get(tag) or [
-                [None if ts is None else False for ts in row] for row in tag_sets
-            ]
-            reference = [None if finals[i] is None else tag in finals[i].tags for i in idx]
-            emit(f"tag:{tag}", s.key, ratings, reference)
-    return rows
+    codebooks = codebooks_of(settings)
+    inputs = (pairs_in_every_scope, names, [(s.pk, s.key) for s in settings], codebooks, table.digest)
+    return cached_by_content(
+        "agreement_report",
+        inputs,
+        lambda: agreement_rows(
+            table=table, finals=[human_final(f) for f in table.finals], annotators=annotators,
+            names=names, settings=settings, codebooks=codebooks,
+            pairs_in_every_scope=pairs_in_every_scope,
+        ),
+    )
 
 
 def kappa_matrices(*, rows: list[AgreementRow]) -> list[dict]:
@@ -522,17 +497,14 @@ def researcher_overview(*, study: Study) -> dict:
     k = study.annotators_per_item
     status: Counter = Counter({"final": 0, "needs_adjudication": 0, "in_progress": 0})
     sources: Counter = Counter()
-    labels_per_user: Counter = Counter()
-    for item in items_with_labels(study=study):
-        annotations = list(item.annotations.all())
-        final = _final_or_none(item)
-        status[item_status(annotations=annotations, final=final, k=k)] += 1
+    table = label_table(study=study)
+    for n_labels, compared, final in zip(table.n_labels, table.compared, table.finals):
+        status[item_status(annotations=range(n_labels), final=final, k=k, compared=compared)] += 1
         if final is not None:
             sources[final.source] += 1
-        for a in annotations:
-            labels_per_user[a.annotator_id] += 1
+    labels_per_user = table.labels_per_annotator
     seats = StudyAnnotator.objects.filter(study=study).select_related("user").order_by("number")
-    report = agreement_report(study=study, pairs_in_every_scope=False)
+    report = _agreement_report(study=study, table=table, pairs_in_every_scope=False)
     return {
         "items": sum(status.values()),
         "status": dict(status),
@@ -563,12 +535,20 @@ def final_labels_by_response(*, study: Study) -> dict[int, FinalLabel]:
     }
 
 
-def items_by_status(*, study: Study) -> dict[str, list[Item]]:
-    """The study's items grouped by :func:`item_status` (for exports)."""
-    k = study.annotators_per_item
-    out: dict[str, list[Item]] = defaultdict(list)
-    for item in items_with_labels(study=study):
-        out[
-            item_status(annotations=list(item.annotations.all()), final=_final_or_none(item), k=k)
-        ].append(item)
-    return out
+def machine_accepted_fields(*, study: Study) -> dict[str, str]:
+    """``{field: model}`` of the study's current acceptances of machine labels as final labels
+    (a field's latest :class:`~.models.MachineAcceptance` entry is ``accept``)."""
+    current: dict[str, str] = {}
+    for entry in MachineAcceptance.objects.filter(study=study).order_by("at", "pk"):
+        if entry.action == MachineAcceptance.Action.ACCEPT:
+            current[entry.field] = entry.model
+        else:
+            current.pop(entry.field, None)
+    return current
+
+
+def machine_acceptance_log(*, study: Study) -> list[MachineAcceptance]:
+    """The study's accept and revoke entries, oldest first, with their users."""
+    return list(
+        MachineAcceptance.objects.filter(study=study).select_related("user").order_by("at", "pk")
+    )

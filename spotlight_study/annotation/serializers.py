@@ -9,7 +9,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from .models import Exclusion
-from .services import LabelInput
+from .services.labels import LabelInput
 
 
 class QualityEvidenceSerializer(serializers.Serializer):
@@ -73,6 +73,7 @@ class LabelInSerializer(serializers.Serializer):
     base_revision = serializers.IntegerField(required=False, min_value=0)
 
     def label_input(self) -> LabelInput:
-        """The validated data as a :class:`~.services.LabelInput` (without ``base_revision``)."""
+        """The validated data as a :class:`~.services.labels.LabelInput` (without
+        ``base_revision``)."""
         data = {k: v for k, v in self.validated_data.items() if k != "base_revision"}
         return LabelInput(**data)

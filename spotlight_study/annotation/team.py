@@ -2,7 +2,7 @@
 
 Used by ``manage.py add_annotator`` and the researcher team page (``/researcher/team/``).
 Members are ordinary, non-staff users in the ``annotators`` or ``adjudicators`` group
-(:mod:`spotlight_study.annotation.roles`); staff are never put in ``annotators`` because they
+(:mod:`spotlight_study.accounts.roles`); staff are never put in ``annotators`` because they
 can see conditions and so are not blind. Removing a member takes the user out of the group and
 keeps every label they saved.
 
@@ -25,15 +25,12 @@ from django.utils import timezone
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
+from .errors import TeamError
 from .models import Assignment
-from .roles import ADJUDICATORS, ANNOTATORS
+from spotlight_study.accounts.roles import ADJUDICATORS, ANNOTATORS
 
 TEAM_ROLES = (ANNOTATORS, ADJUDICATORS)
 ROLE_LABELS = {ANNOTATORS: "annotator", ADJUDICATORS: "adjudicator"}
-
-
-class TeamError(Exception):
-    """A team change that cannot be made as asked; the message says why. Nothing was changed."""
 
 
 @dataclass(frozen=True)

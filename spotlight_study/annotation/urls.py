@@ -19,5 +19,6 @@ urlpatterns = [
     path("<slug:slug>/adjudicate/", views.adjudication_list, name="adjudication"),
     path("<slug:slug>/adjudicate/<str:item_id>/", views.adjudicate, name="adjudicate"),
     path("<slug:slug>/overview/", views.overview, name="overview"),
+    path("<slug:slug>/overview/machine-accept/", views.machine_accept, name="machine_accept"),
     path("<slug:slug>/export/<str:name>.csv", views.export, name="export"),
 ]

@@ -12,35 +12,48 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
-from rest_framework import permissions, status
 from rest_framework.authentication import SessionAuthentication
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from spotlight_study.studies.models import Study
-
-from . import exports, selectors, services
-from .forms import LabelForm
-from .machine_agreement import machine_overview
-from .models import Annotation, Exclusion, FinalLabel, Item
-from .roles import (
+from spotlight_study.accounts.roles import (
+    IsAnnotator,
     adjudicator_required,
     annotator_required,
     is_adjudicator,
     is_annotator,
     is_researcher,
+    is_staff_user,
     researcher_required,
+    staff_required,
 )
+from spotlight_study.studies.models import Study
+from spotlight_study.studies.selectors import study_get_or_404
+
+from . import exports, selectors
+from .errors import (
+    InvalidLabel,
+    ItemNotFound,
+    MachineAcceptanceError,
+    NotAllowed,
+    ReservationLost,
+    StaleLabel,
+)
+from .forms import LabelForm, MachineAcceptanceForm
+from .machine_agreement import machine_models, machine_overview
+from .models import LABEL_FIELDS, Annotation, Exclusion, FinalLabel, Item
 from .serializers import BlindItemSerializer, LabelInSerializer, LabelOutSerializer
-
-
-def _study(slug: str) -> Study:
-    study = Study.objects.filter(slug=slug).first()
-    if study is None:
-        raise Http404("No such study.")
-    return study
+from .services.adjudication import adjudication_save
+from .services.labels import label_save
+from .services.machine_acceptance import (
+    ACCEPTABLE_FIELDS,
+    machine_labels_accept,
+    machine_labels_revoke,
+)
+from .services.queue import assignment_next, assignment_skip, item_open, items_sync
 
 
 def _error(
@@ -84,8 +97,8 @@ def home(request: HttpRequest) -> HttpResponse:
 @never_cache
 def queue(request: HttpRequest, slug: str) -> HttpResponse:
     """The annotator's own queue: the open item, their labeled items and how many remain."""
-    study = _study(slug)
-    services.items_sync(study=study)
+    study = study_get_or_404(slug=slug, with_settings=False)
+    items_sync(study=study)
     return render(
         request,
         "annotation/queue.html",
@@ -97,8 +110,8 @@ def queue(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def next_item(request: HttpRequest, slug: str) -> HttpResponse:
     """Reserve (or resume) the annotator's next item and open it."""
-    study = _study(slug)
-    item = services.assignment_next(study=study, annotator=request.user)
+    study = study_get_or_404(slug=slug, with_settings=False)
+    item = assignment_next(study=study, annotator=request.user)
     if item is None:
         messages.info(request, "There is nothing left for you to label in this study. Thank you!")
         return redirect("annotation:queue", slug=slug)
@@ -114,12 +127,12 @@ def item_page(request: HttpRequest, slug: str, item_id: str) -> HttpResponse:
     A POST whose hidden ``base_revision`` is older than the saved label (a second tab) saves
     nothing: the page shows both versions and, saved again, replaces the saved one.
     """
-    study = _study(slug)
+    study = study_get_or_404(slug=slug, with_settings=False)
     try:
-        item = services.item_open(study=study, annotator=request.user, public_id=item_id)
-    except services.ItemNotFound as exc:
+        item = item_open(study=study, annotator=request.user, public_id=item_id)
+    except ItemNotFound as exc:
         return _error(request, study, str(exc), 404)
-    except services.ReservationLost as exc:
+    except ReservationLost as exc:
         messages.error(request, str(exc))
         return redirect("annotation:queue", slug=slug)
     blind = selectors.blind_item(item)
@@ -132,33 +145,22 @@ def item_page(request: HttpRequest, slug: str, item_id: str) -> HttpResponse:
     if request.method == "POST":
         if form.is_valid():
             try:
-                services.label_save(
+                label_save(
                     study=study,
                     annotator=request.user,
                     public_id=item_id,
                     label=form.label_input(),
                     base_revision=form.cleaned_data["base_revision"],
                 )
-            except services.InvalidLabel as exc:
+            except InvalidLabel as exc:
                 for name, message in exc.errors.items():
                     form.add_error(name if name in form.fields else None, message)
-            except services.StaleLabel as exc:
-                conflict = {
-                    "message": str(exc),
-                    "revision": exc.revision,
-                    "updated_at": exc.updated_at,
-                    "rows": selectors.label_versions(
-                        saved=exc.current, submitted=form.label_dict()
-                    ),
-                }
-                # Saving this page again is now a deliberate choice of its version.
-                data = request.POST.copy()
-                data["base_revision"] = str(exc.revision)
-                form = LabelForm(data, codebook=blind.codebook, initial=initial)
+            except StaleLabel as exc:
+                form, conflict = _stale_conflict(request, exc, form, blind.codebook, initial)
                 status_code = 409
-            except services.ItemNotFound as exc:
+            except ItemNotFound as exc:
                 return _error(request, study, str(exc), 404)
-            except services.ReservationLost as exc:
+            except ReservationLost as exc:
                 messages.error(request, str(exc))
                 return redirect("annotation:queue", slug=slug)
             else:
@@ -183,9 +185,26 @@ def item_page(request: HttpRequest, slug: str, item_id: str) -> HttpResponse:
     )
 
 
+def _stale_conflict(
+    request: HttpRequest, exc: StaleLabel, form: LabelForm, codebook: list[str], initial: dict
+) -> tuple[LabelForm, dict]:
+    """The form to show after a :class:`StaleLabel` and the conflict (both versions) for the
+    page. The new form carries the saved revision, so saving this page again is a deliberate
+    choice of its version."""
+    conflict = {
+        "message": str(exc),
+        "revision": exc.revision,
+        "updated_at": exc.updated_at,
+        "rows": selectors.label_versions(saved=exc.current, submitted=form.label_dict()),
+    }
+    data = request.POST.copy()
+    data["base_revision"] = str(exc.revision)
+    return LabelForm(data, codebook=codebook, initial=initial), conflict
+
+
 def _to_next(request: HttpRequest, study: Study) -> HttpResponse:
     """Redirect to the annotator's next item, or to the queue when nothing is left."""
-    following = services.assignment_next(study=study, annotator=request.user)
+    following = assignment_next(study=study, annotator=request.user)
     if following is None:
         messages.info(request, "There is nothing left for you to label. Thank you!")
         return redirect("annotation:queue", slug=study.slug)
@@ -196,12 +215,12 @@ def _to_next(request: HttpRequest, study: Study) -> HttpResponse:
 @require_POST
 def skip_item(request: HttpRequest, slug: str, item_id: str) -> HttpResponse:
     """Give the item back unlabeled (it returns last) and open the next one."""
-    study = _study(slug)
+    study = study_get_or_404(slug=slug, with_settings=False)
     try:
-        skipped = services.assignment_skip(study=study, annotator=request.user, public_id=item_id)
-    except services.ItemNotFound as exc:
+        skipped = assignment_skip(study=study, annotator=request.user, public_id=item_id)
+    except ItemNotFound as exc:
         return _error(request, study, str(exc), 404)
-    following = services.assignment_next(study=study, annotator=request.user)
+    following = assignment_next(study=study, annotator=request.user)
     if following is None:
         messages.info(request, "There is nothing left for you to label. Thank you!")
         return redirect("annotation:queue", slug=slug)
@@ -219,7 +238,7 @@ def skip_item(request: HttpRequest, slug: str, item_id: str) -> HttpResponse:
 @never_cache
 def adjudication_list(request: HttpRequest, slug: str) -> HttpResponse:
     """Items whose labels disagree, without annotator names, and a link to the first one."""
-    study = _study(slug)
+    study = study_get_or_404(slug=slug, with_settings=False)
     ids = selectors.adjudication_queue(study=study, adjudicator=request.user)
     return render(request, "annotation/adjudication_list.html", {"study": study, "ids": ids})
 
@@ -233,13 +252,14 @@ def adjudicate(request: HttpRequest, slug: str, item_id: str) -> HttpResponse:
     A first decision starts from what the annotators agree on; the fields they disagree on are
     left blank (and marked in the table).
     """
-    study = _study(slug)
+    study = study_get_or_404(slug=slug, with_settings=False)
     item = selectors.adjudication_item(study=study, public_id=item_id, adjudicator=request.user)
     if item is None:
         return _error(request, study, "No such item awaits adjudication.", 404)
     blind = selectors.blind_item(item)
     competing = selectors.competing_labels(item=item)
-    final = FinalLabel.objects.filter(item=item).first()
+    # An accepted machine label is no decision to start from: start from the annotators.
+    final = selectors.human_final(FinalLabel.objects.filter(item=item).first())
     agreed, disagree = selectors.agreed_initial(item=item)
     form = LabelForm(
         request.POST or None,
@@ -250,18 +270,18 @@ def adjudicate(request: HttpRequest, slug: str, item_id: str) -> HttpResponse:
     if request.method == "POST":
         if form.is_valid():
             try:
-                services.adjudication_save(
+                adjudication_save(
                     study=study,
                     adjudicator=request.user,
                     public_id=item_id,
                     label=form.label_input(),
                 )
-            except services.InvalidLabel as exc:
+            except InvalidLabel as exc:
                 for name, message in exc.errors.items():
                     form.add_error(name if name in form.fields else None, message)
-            except services.ItemNotFound as exc:
+            except ItemNotFound as exc:
                 return _error(request, study, str(exc), 404)
-            except services.NotAllowed as exc:
+            except NotAllowed as exc:
                 return _error(request, study, str(exc), 403)
             else:
                 messages.success(request, "Final label saved.")
@@ -275,14 +295,7 @@ def adjudicate(request: HttpRequest, slug: str, item_id: str) -> HttpResponse:
             "blind": blind,
             "form": form,
             "competing": competing,
-            "fields": [
-                "identified",
-                "surface_difference",
-                "no_difference",
-                "tags",
-                "exclusion",
-                "exclusion_note",
-            ],
+            "fields": list(LABEL_FIELDS),
             "exclusions": dict(Exclusion.choices),
             "disagree": disagree,
             "prefilled": final is None,
@@ -297,8 +310,8 @@ def adjudicate(request: HttpRequest, slug: str, item_id: str) -> HttpResponse:
 @researcher_required
 def overview(request: HttpRequest, slug: str) -> HttpResponse:
     """Annotation progress, annotators, agreement per label and the downloads."""
-    study = _study(slug)
-    services.items_sync(study=study)
+    study = study_get_or_404(slug=slug, with_settings=False)
+    items_sync(study=study)
     return render(
         request,
         "annotation/overview.html",
@@ -306,15 +319,67 @@ def overview(request: HttpRequest, slug: str) -> HttpResponse:
             "study": study,
             "o": selectors.researcher_overview(study=study),
             "machine": machine_overview(study=study),
+            "acceptance": _acceptance_context(request, study),
             "exports": exports.EXPORTS,
         },
     )
 
 
+def _acceptance_context(request: HttpRequest, study: Study) -> dict:
+    """What the overview shows of the accepted machine labels; the form for staff only."""
+    models = machine_models(study=study)
+    form = None
+    if is_staff_user(request.user) and models:
+        form = MachineAcceptanceForm(models=models, label_fields=ACCEPTABLE_FIELDS)
+    return {
+        "current": selectors.machine_accepted_fields(study=study),
+        "log": selectors.machine_acceptance_log(study=study),
+        "form": form,
+    }
+
+
+@staff_required
+@require_POST
+def machine_accept(request: HttpRequest, slug: str) -> HttpResponse:
+    """Accept (or revoke) one model's machine labels as final labels for label fields.
+
+    Staff only, POST with a ticked confirmation box; the outcome is a message on the overview.
+    """
+    study = study_get_or_404(slug=slug, with_settings=False)
+    form = MachineAcceptanceForm(
+        request.POST, models=machine_models(study=study), label_fields=ACCEPTABLE_FIELDS
+    )
+    back = redirect(reverse("annotation:overview", args=[slug]) + "#machine-acceptance")
+    if not form.is_valid():
+        problems = "; ".join(
+            f"{name}: {' '.join(errs)}" if name != "__all__" else " ".join(errs)
+            for name, errs in form.errors.items()
+        )
+        messages.error(request, f"Nothing was changed. {problems}")
+        return back
+    data = form.cleaned_data
+    service = machine_labels_revoke if data["action"] == "revoke" else machine_labels_accept
+    try:
+        report = service(study=study, model=data["model"], fields=data["fields"], user=request.user)
+    except MachineAcceptanceError as exc:
+        messages.error(request, str(exc))
+        return back
+    counts = ", ".join(f"{f}: {n} item(s)" for f, n in report.items.items())
+    if data["action"] == "revoke":
+        messages.success(request, f"Revoked llm:{report.model} for {counts}.")
+    else:
+        messages.success(
+            request,
+            f"Accepted llm:{report.model} as final labels for {counts}; "
+            f"{report.human_final} item(s) with a human final label were left unchanged.",
+        )
+    return back
+
+
 @researcher_required
 def export(request: HttpRequest, slug: str, name: str) -> HttpResponse:
     """Download ``annotations.csv``, ``final_labels.csv`` or ``agreement.csv``."""
-    study = _study(slug)
+    study = study_get_or_404(slug=slug, with_settings=False)
     if name not in exports.EXPORTS:
         raise Http404("No such export.")
     response = HttpResponse(
@@ -327,16 +392,10 @@ def export(request: HttpRequest, slug: str, name: str) -> HttpResponse:
 # --- annotator API -------------------------------------------------------------------------
 
 
-class IsAnnotator(permissions.BasePermission):
-    """Logged in and a member of ``annotators``."""
-
-    message = "Only annotators may use this endpoint."
-
-    def has_permission(self, request, view) -> bool:
-        return is_annotator(request.user)
-
-
 class _AnnotatorAPI(APIView):
+    # Errors: the project's DRF handler (REST_FRAMEWORK["EXCEPTION_HANDLER"]) answers the app's
+    # errors (404 item_not_found, 409 reservation_lost or stale_label with the saved label,
+    # 400 invalid_label) in the researcher API's shape; see docs/annotation.md.
     authentication_classes = [SessionAuthentication]
     permission_classes = [IsAnnotator]
 
@@ -347,37 +406,14 @@ class _AnnotatorAPI(APIView):
             "label": LabelOutSerializer(own).data if own else None,
         }
 
-    def handle_exception(self, exc):
-        """The app's errors as JSON: 404 not yours, 409 reservation lost or a label saved since
-        ``base_revision`` (with the saved ``current`` label), 400 bad label."""
-        if isinstance(exc, services.ItemNotFound):
-            return Response({"detail": str(exc)}, status=status.HTTP_404_NOT_FOUND)
-        if isinstance(exc, services.ReservationLost):
-            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
-        if isinstance(exc, services.StaleLabel):
-            return Response(
-                {
-                    "detail": str(exc),
-                    "current": exc.current,
-                    "revision": exc.revision,
-                    "updated_at": exc.updated_at,
-                },
-                status=status.HTTP_409_CONFLICT,
-            )
-        if isinstance(exc, services.InvalidLabel):
-            return Response({"errors": exc.errors}, status=status.HTTP_400_BAD_REQUEST)
-        if isinstance(exc, Http404):
-            return Response({"detail": "Not found."}, status=status.HTTP_404_NOT_FOUND)
-        return super().handle_exception(exc)
-
 
 class NextItemAPI(_AnnotatorAPI):
     """``POST``: reserve (or resume) the next item; ``{"item": ..., "label": ...}`` or
     ``{"item": null, "label": null}`` when nothing is left."""
 
     def post(self, request, slug: str):
-        study = _study(slug)
-        item = services.assignment_next(study=study, annotator=request.user)
+        study = study_get_or_404(slug=slug, with_settings=False)
+        item = assignment_next(study=study, annotator=request.user)
         if item is None:
             return Response({"item": None, "label": None})
         item = selectors.item_queryset().get(pk=item.pk)
@@ -388,8 +424,8 @@ class ItemAPI(_AnnotatorAPI):
     """``GET``: one of the annotator's items and their own label (renews the reservation)."""
 
     def get(self, request, slug: str, item_id: str):
-        study = _study(slug)
-        item = services.item_open(study=study, annotator=request.user, public_id=item_id)
+        study = study_get_or_404(slug=slug, with_settings=False)
+        item = item_open(study=study, annotator=request.user, public_id=item_id)
         return Response(self._payload(item, request.user))
 
 
@@ -401,10 +437,10 @@ class LabelAPI(_AnnotatorAPI):
     """
 
     def put(self, request, slug: str, item_id: str):
-        study = _study(slug)
+        study = study_get_or_404(slug=slug, with_settings=False)
         serializer = LabelInSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        services.label_save(
+        label_save(
             study=study,
             annotator=request.user,
             public_id=item_id,

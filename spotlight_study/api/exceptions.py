@@ -1,4 +1,5 @@
-"""One error shape for every error of the researcher API.
+"""One error shape for both JSON APIs: the researcher API (``/api/``) and the annotator API
+(``/annotate/api/``).
 
 Every error response has the body::
 
@@ -7,32 +8,56 @@ Every error response has the body::
 
 ``status`` repeats the HTTP status; ``code`` is a stable machine-readable name (listed in
 ``docs/api.md``); ``message`` is for people; ``fields`` maps an input field (or a study-file
-path such as ``settings[1].group2``) to its messages, and is empty unless the input was invalid.
+path such as ``settings[1].group2``, or a CSV line) to its messages, and is empty unless the
+input was invalid. An error that carries data for the client (a ``DomainError`` with an
+``extra`` dict, e.g. the saved label of a conflicting annotation) adds those keys beside
+``"error"``.
 
-The app exceptions of the other apps map as follows: invalid input (``StudyFileError``,
-``ValidationError``, ``OutputImportError``, ``BonusCSVError``) -> 400; a state that forbids the
-action (``StudyImportError``, ``AnalysisInputError``, ``StimuliError``,
-``ProlificServiceError``, Prolific not configured) -> 409; Prolific failing or unreachable -> 502.
+How an exception becomes that body (:func:`api_exception_handler`):
+
+- a :class:`~spotlight_study.exceptions.DomainError` (the base of every app's errors, in
+  ``<app>/errors.py``): its ``http_status``, ``code``, message and ``fields``; no per-class case;
+- Django's ``ValidationError`` (a model's ``full_clean()``): 400 ``invalid``, its messages by field;
+- ``analysis.AnalysisInputError``: 409 ``not_analysable``. ``analysis/`` is pure (no Django, no
+  ``spotlight_study``), so its error cannot derive from ``DomainError``; it is the one foreign
+  error, mapped here by one explicit case (:class:`~.errors.NotAnalysable`);
+- DRF's own exceptions (bad JSON ``parse_error``, serializer ``invalid`` with nested fields
+  flattened, ``not_authenticated``, ``throttled``, ...) and ``Http404`` / ``PermissionDenied``
+  (``not_found`` / ``permission_denied``);
+- anything else: ``None``, which DRF turns into a 500 (a bug, logged with its traceback).
 """
 from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import PermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import Http404
 from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
+from rest_framework.views import set_rollback
+
+from spotlight_study.exceptions import DomainError
+
+from .errors import InvalidInput, NotAnalysable
 
 
-class ApiError(exceptions.APIException):
-    """An API error with an explicit status, code, message and field errors."""
+def error_body(*, status_code: int, code: str, message: str, fields: dict | None = None) -> dict:
+    """The error shape as a dict: ``{"error": {"status", "code", "message", "fields"}}``."""
+    return {"error": {"status": status_code, "code": code, "message": message, "fields": fields or {}}}
 
-    def __init__(self, *, status_code: int, code: str, message: str, fields: dict | None = None):
-        super().__init__(detail=message, code=code)
-        self.status_code = status_code
-        self.code = code
-        self.message = message
-        self.fields = fields or {}
+
+def domain_error_body(error: DomainError) -> dict:
+    """The body of a :class:`DomainError`: :func:`error_body` plus its ``extra`` keys, if any."""
+    body = error_body(status_code=error.http_status, code=error.code, message=error.message, fields=error.fields)
+    extra = getattr(error, "extra", None) or {}
+    return {**extra, **body}  # "error" wins: an extra key can never replace the shape
+
+
+def domain_error_response(error: DomainError) -> Response:
+    """A DRF response with the body and HTTP status of ``error``."""
+    return Response(domain_error_body(error), status=error.http_status)
 
 
 def _flatten(detail: Any, prefix: str = "") -> dict[str, list[str]]:
@@ -57,80 +82,41 @@ def _flatten(detail: Any, prefix: str = "") -> dict[str, list[str]]:
     return out
 
 
-def error_body(*, status_code: int, code: str, message: str, fields: dict | None = None) -> dict:
-    """The error shape as a dict."""
-    return {"error": {"status": status_code, "code": code, "message": message, "fields": fields or {}}}
-
-
-def _translate(exc: Exception) -> ApiError | None:
-    """The other apps' exceptions as :class:`ApiError`, or ``None`` for unknown ones."""
+def _analysis_error(exc: Exception) -> DomainError | None:
+    """``analysis.AnalysisInputError`` as :class:`~.errors.NotAnalysable`, else ``None``."""
+    # Imported here: loading ``analysis`` pulls in pandas and scipy, and only the analysis run
+    # (``POST .../analysis/``) can raise this; every other error is answered before this line.
     from analysis import AnalysisInputError
 
-    from spotlight_study.prolific.client import (
-        ProlificAPIError,
-        ProlificNotConfigured,
-        ProlificTransportError,
-        ProlificValidationError,
-    )
-    from spotlight_study.prolific.services import (
-        BonusAlreadySent,
-        BonusCSVError,
-        BonusPayFailed,
-        NotLinked,
-        ProlificServiceError,
-    )
-    from spotlight_study.stimuli.importers import OutputImportError
-    from spotlight_study.stimuli.services import StimuliError
-    from spotlight_study.studies.schema import StudyFileError
-    from spotlight_study.studies.services import StudyImportError
+    if isinstance(exc, AnalysisInputError):
+        return NotAnalysable(f"The study's data cannot be analysed yet: {exc}")
+    return None
 
-    if isinstance(exc, StudyFileError):
-        return ApiError(status_code=400, code="invalid_study_file", message="The study file is invalid.", fields=exc.errors)
-    if isinstance(exc, BonusCSVError):
-        return ApiError(
-            status_code=400,
-            code="invalid_bonus_csv",
-            message=str(exc),
-            fields={f"line {n}": [m] for n, m in exc.errors},
-        )
+
+def as_domain_error(exc: Exception) -> DomainError | None:
+    """``exc`` as a :class:`DomainError` when it is one or stands for one; ``None`` otherwise.
+
+    Django's ``ValidationError`` becomes :class:`~.errors.InvalidInput` with its messages as
+    ``fields``; ``analysis.AnalysisInputError`` becomes :class:`~.errors.NotAnalysable`. DRF's
+    exceptions, ``Http404`` and ``PermissionDenied`` are not converted (``None``): DRF's handler
+    answers them with their status and headers (``Retry-After``, ``WWW-Authenticate``).
+    """
+    if isinstance(exc, DomainError):
+        return exc
     if isinstance(exc, DjangoValidationError):
         fields = exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
-        return ApiError(status_code=400, code="invalid", message="Invalid input.", fields=fields)
-    if isinstance(exc, (OutputImportError, ProlificValidationError)):
-        return ApiError(status_code=400, code="invalid", message=str(exc))
-    if isinstance(exc, StudyImportError):
-        return ApiError(status_code=409, code="study_exists", message=str(exc))
-    if isinstance(exc, AnalysisInputError):
-        return ApiError(
-            status_code=409,
-            code="not_analysable",
-            message=f"The study's data cannot be analysed yet: {exc}",
-        )
-    if isinstance(exc, BonusPayFailed):
-        return ApiError(status_code=502, code="bonus_pay_failed", message=str(exc))
-    if isinstance(exc, BonusAlreadySent):
-        return ApiError(status_code=409, code="already_sent", message=str(exc))
-    if isinstance(exc, NotLinked):
-        return ApiError(status_code=409, code="not_on_prolific", message=str(exc))
-    if isinstance(exc, ProlificNotConfigured):
-        return ApiError(status_code=409, code="prolific_not_configured", message=str(exc))
-    if isinstance(exc, (ProlificServiceError, StimuliError)):
-        return ApiError(status_code=409, code="conflict", message=str(exc))
-    if isinstance(exc, (ProlificAPIError, ProlificTransportError)):
-        return ApiError(status_code=502, code="prolific_error", message=str(exc))
-    return None
+        return InvalidInput("Invalid input.", fields=fields)
+    if isinstance(exc, (exceptions.APIException, Http404, PermissionDenied)):
+        return None
+    return _analysis_error(exc)
 
 
 def api_exception_handler(exc: Exception, context: dict) -> Response | None:
     """DRF exception handler producing the shape above; ``None`` (a 500) for unknown errors."""
-    translated = _translate(exc)
-    if translated is not None:
-        exc = translated
-    if isinstance(exc, ApiError):
-        return Response(
-            error_body(status_code=exc.status_code, code=exc.code, message=exc.message, fields=exc.fields),
-            status=exc.status_code,
-        )
+    error = as_domain_error(exc)
+    if error is not None:
+        set_rollback()  # as DRF's handler does: an open atomic request block must not commit
+        return domain_error_response(error)
     response = drf_exception_handler(exc, context)
     if response is None:
         return None
@@ -144,13 +130,4 @@ def api_exception_handler(exc: Exception, context: dict) -> Response | None:
         message, fields = str(response.data.get("detail", "")) if isinstance(response.data, dict) else "", {}
     response.data = error_body(status_code=response.status_code, code=code, message=message, fields=fields)
     return response
-
-
-class ErrorShapeMixin:
-    """Give a DRF view the researcher API's error shape (without changing other apps' APIs)."""
-
-    def get_exception_handler(self):
-        """The handler of this module."""
-        return api_exception_handler
-
 

@@ -54,6 +54,11 @@ class Participant(models.Model):
     # Pilot participants are simulated (``manage.py pilot``): they never freeze the study, never
     # take a place in a cell, and are left out of exports and analysis unless asked for.
     is_pilot = models.BooleanField(default=False, db_index=True)
+    # What the participant typed into a refused form (empty or too long answer, incomplete
+    # survey): ``{"token": step token of its page, "data": {field: value}}``, shown again by that
+    # page's next GET and cleared by the next step change. On the row rather than in a cookie:
+    # an answer of 5,000 characters does not fit in one.
+    draft = models.JSONField(null=True, blank=True, default=None)
 
     started_at = models.DateTimeField(auto_now_add=True, db_index=True)
     finished_at = models.DateTimeField(null=True, blank=True)

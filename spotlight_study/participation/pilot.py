@@ -32,9 +32,9 @@ from spotlight_study.studies.selectors import (
     training_setting,
 )
 
+from .errors import PilotError
 from .models import Participant
 from .services import (
-    ParticipationError,
     Telemetry,
     answer_submit,
     consent_record,
@@ -92,10 +92,6 @@ _COMMENTS = (
     "", "", "", "The texts were long but fine.", "Interesting task.",
     "The second setting was harder.",
 )
-
-
-class PilotError(ParticipationError):
-    """The pilot cannot run (bad number of participants, study without tasks)."""
 
 
 @dataclass(frozen=True)
@@ -220,85 +216,115 @@ def _survey(participant: Participant, rng: random.Random) -> dict[tuple[str, str
     return responses
 
 
-def _simulate_one(*, study: Study, index: int, rng: random.Random, end: datetime) -> Participant:
-    """Send pilot participant ``index`` through the flow on a timeline ending before ``end``."""
-    profile = PROFILES[index % len(PROFILES)]
+def _task_seconds(profile: str, short_s: float, rng: random.Random) -> float:
+    """Seconds on one task: ``fast`` is under the short-time flag, ``distracted`` is long."""
+    if profile == "fast":
+        return rng.uniform(0.2, 0.8) * short_s
+    if profile == "distracted":
+        return rng.uniform(150, 400)
+    return rng.uniform(max(short_s * 1.5, 40), 240)
+
+
+def _time_plan(profile: str, *, study: Study, rng: random.Random) -> dict:
+    """Simulated seconds per step: ``consent``, ``instructions``, ``training``, ``tasks`` (a
+    list, one per main setting) and ``survey``."""
     n_tasks = len(main_settings(study))
     short_s = max(1, study.short_time_flag_seconds)
-
-    def task_seconds() -> float:
-        if profile == "fast":
-            return rng.uniform(0.2, 0.8) * short_s
-        if profile == "distracted":
-            return rng.uniform(150, 400)
-        return rng.uniform(max(short_s * 1.5, 40), 240)
-
-    plan = {
+    return {
         "consent": rng.uniform(15, 60),
         "instructions": rng.uniform(30, 120),
-        "training": task_seconds(),
-        "tasks": [task_seconds() for _ in range(n_tasks)],
+        "training": _task_seconds(profile, short_s, rng),
+        "tasks": [_task_seconds(profile, short_s, rng) for _ in range(n_tasks)],
         "survey": rng.uniform(40, 150),
     }
-    total = sum(plan[k] for k in ("consent", "instructions", "training", "survey"))
-    total += sum(plan["tasks"])
-    clock = end - timedelta(seconds=total + rng.uniform(5, 900))
-    started = clock
 
-    def advance(seconds: float) -> datetime:
-        nonlocal clock
-        clock = clock + timedelta(seconds=seconds)
-        return clock
 
-    p = pilot_participant_create(study=study, rng=rng, started_at=started)
-    consented_at = advance(plan["consent"])
+class _Clock:
+    """The simulated time of one pilot participant, moved on step by step."""
+
+    def __init__(self, start: datetime):
+        self.now = start
+
+    def advance(self, seconds: float) -> datetime:
+        self.now = self.now + timedelta(seconds=seconds)
+        return self.now
+
+
+def _telemetry(profile: str, seconds: float, answer: str, rng: random.Random) -> Telemetry:
+    """What the page would report for an answer written in ``seconds``: ``paster`` pastes it
+    whole, ``distracted`` hides the tab most of the time and leaves it often."""
+    hidden_ms = rng.randint(0, 4000)
+    if profile == "distracted":
+        hidden_ms = int(seconds * 1000 * rng.uniform(0.6, 0.8))
+    pasted = profile == "paster"
+    return Telemetry(
+        paste_count=1 if pasted else 0,
+        paste_chars=len(answer) if pasted else 0,
+        hidden_ms=hidden_ms,
+        blur_count=rng.randint(0, 2) + (3 if profile == "distracted" else 0),
+    )
+
+
+def _arrive(*, study: Study, plan: dict, clock: _Clock, rng: random.Random) -> Participant:
+    """Create the pilot participant at ``clock.now``, give consent and confirm the instructions.
+
+    ``consented_at`` is set to the simulated instant (the service stamps the real clock).
+    """
+    p = pilot_participant_create(study=study, rng=rng, started_at=clock.now)
+    consented_at = clock.advance(plan["consent"])
     p = consent_record(participant_id=p.pk, token=step_token(p), agreed=True)
     Participant.objects.filter(pk=p.pk).update(consented_at=consented_at)
-    advance(plan["instructions"])
-    p = instructions_confirm(participant_id=p.pk, token=step_token(p))
+    clock.advance(plan["instructions"])
+    return instructions_confirm(participant_id=p.pk, token=step_token(p))
 
-    def telemetry(seconds: float, answer: str) -> Telemetry:
-        hidden_ms = rng.randint(0, 4000)
-        if profile == "distracted":
-            hidden_ms = int(seconds * 1000 * rng.uniform(0.6, 0.8))
-        pasted = profile == "paster"
-        return Telemetry(
-            paste_count=1 if pasted else 0,
-            paste_chars=len(answer) if pasted else 0,
-            hidden_ms=hidden_ms,
-            blur_count=rng.randint(0, 2) + (3 if profile == "distracted" else 0),
-        )
 
-    training = training_setting(study)
-    text = pilot_training_answer(setting=training, passes=profile != "failed_check", rng=rng)
+def _answer(
+    p: Participant, *, study: Study, text: str, seconds: float, clock: _Clock, profile: str,
+    rng: random.Random,
+) -> Participant:
+    """Serve ``p``'s current task at ``clock.now`` and submit ``text`` ``seconds`` later."""
     text = _at_least(text, study.min_answer_chars)
-    task_serve(participant=p, study=study, now=clock)
-    p = answer_submit(
+    task_serve(participant=p, study=study, now=clock.now)
+    return answer_submit(
         study=study, participant_id=p.pk, token=step_token(p), answer=text,
-        telemetry=telemetry(plan["training"], text), now=advance(plan["training"]),
+        telemetry=_telemetry(profile, seconds, text, rng), now=clock.advance(seconds),
     )
+
+
+def _simulate_one(*, study: Study, index: int, rng: random.Random, end: datetime) -> Participant:
+    """Send pilot participant ``index`` through the flow on a timeline ending before ``end``.
+
+    The steps draw from ``rng`` in a fixed order (time plan, start, arrival, then each answer
+    and its telemetry, then the survey), so a seed gives the same pilots.
+    """
+    profile = PROFILES[index % len(PROFILES)]
+    plan = _time_plan(profile, study=study, rng=rng)
+    total = sum(plan[k] for k in ("consent", "instructions", "training", "survey"))
+    total += sum(plan["tasks"])
+    clock = _Clock(end - timedelta(seconds=total + rng.uniform(5, 900)))
+    p = _arrive(study=study, plan=plan, clock=clock, rng=rng)
+    steps = {"study": study, "clock": clock, "profile": profile, "rng": rng}
+
+    passes = profile != "failed_check"
+    text = pilot_training_answer(setting=training_setting(study), passes=passes, rng=rng)
+    p = _answer(p, text=text, seconds=plan["training"], **steps)
     for position, seconds in enumerate(plan["tasks"], start=1):
         if p.status != Participant.Status.IN_PROGRESS or p.step != Participant.Step.TASK:
             break
         if profile == "dropout" and position > 1:
-            task_serve(participant=p, study=study, now=clock)  # saw the task, then left
+            task_serve(participant=p, study=study, now=clock.now)  # saw the task, then left
             return p
         task = p.cell_plan[p.task_index]
         setting = next(s for s in main_settings(study) if s.key == task["setting"])
         text = pilot_answer(setting=setting, condition=task["condition"], rng=rng)
-        text = _at_least(text, study.min_answer_chars)
-        task_serve(participant=p, study=study, now=clock)
-        p = answer_submit(
-            study=study, participant_id=p.pk, token=step_token(p), answer=text,
-            telemetry=telemetry(seconds, text), now=advance(seconds),
-        )
+        p = _answer(p, text=text, seconds=seconds, **steps)
     if p.status == Participant.Status.IN_PROGRESS and p.step == Participant.Step.SURVEY:
         p = survey_submit(
             participant_id=p.pk,
             token=step_token(p),
             responses=_survey(p, rng),
             comment=rng.choice(_COMMENTS),
-            now=advance(plan["survey"]),
+            now=clock.advance(plan["survey"]),
         )
     return p
 

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import hashlib
 import random
-import re
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -11,17 +10,17 @@ from datetime import datetime, timedelta
 from urllib.parse import urlencode
 
 from django.conf import settings as django_settings
-from django.db.models import Q, QuerySet
+from django.db.models import Count, F, Q, QuerySet
 from django.utils import timezone
 
+from spotlight_study.identifiers import PSEUDONYM_RE
 from spotlight_study.studies.models import Setting, Study, TokenPattern
+from spotlight_study.studies.plan import PatternPlan, SettingPlan, StudyPlan
 from spotlight_study.studies.selectors import main_settings, patterns_for_condition, study_cells
 
 from . import flags as quality_flags
 from .models import Participant, TaskResponse
-
-#: The form of an export pseudonym (see :func:`participant_pseudonym`).
-PSEUDONYM_RE = re.compile(r"p_[0-9a-f]{16}")
+from .prepared import SENTINEL_INT, SENTINEL_STR, PreparedQuery
 
 
 def participant_pseudonym(*, study: Study, prolific_pid: str) -> str:
@@ -38,7 +37,7 @@ def participant_pseudonym(*, study: Study, prolific_pid: str) -> str:
     return f"p_{digest[:16]}"
 
 
-def holding_filter(*, study: Study, now: datetime) -> Q:
+def holding_filter(*, study: Study | StudyPlan, now: datetime) -> Q:
     """Participants who hold a place in their cell at ``now``.
 
     Completed participants, and in-progress participants who started within the study's
@@ -51,35 +50,53 @@ def holding_filter(*, study: Study, now: datetime) -> Q:
     )
 
 
-def cell_counts(*, study: Study, n_cells: int, now: datetime | None = None) -> dict[int, int]:
+def cell_counts(
+    *, study: Study | StudyPlan, n_cells: int, now: datetime | None = None
+) -> dict[int, int]:
     """Places held per cell, ``{cell_index: count}`` for every cell ``0..n_cells-1``.
 
     Pilot participants (``is_pilot``) never hold a place: a pilot does not change real
-    counterbalancing.
+    counterbalancing. One ``GROUP BY cell_index`` query: the database counts, so the cost does
+    not grow with the participants a process has to read.
     """
     now = now or timezone.now()
     counts = {i: 0 for i in range(n_cells)}
     rows = (
-        Participant.objects.filter(study=study, is_pilot=False)
+        Participant.objects.filter(study_id=study.pk, is_pilot=False)
         .filter(holding_filter(study=study, now=now))
-        .values_list("cell_index", flat=True)
+        .order_by()
+        .values("cell_index")
+        .annotate(n=Count("pk"))
+        .values_list("cell_index", "n")
     )
-    for cell_index, n in Counter(rows).items():
+    for cell_index, n in rows:
         if cell_index in counts:
             counts[cell_index] = n
     return counts
 
 
-def participant_for_session(*, study: Study, participant_id: int | None) -> Participant | None:
-    """The participant bound to the session for this study, or ``None``."""
-    if participant_id is None:
-        return None
-    return Participant.objects.filter(pk=participant_id, study=study).first()
+def participant_for_page(*, participant_id: int, slug: str) -> Participant | None:
+    """The participant ``participant_id`` of the study ``slug``, or ``None``: one query.
+
+    The row carries ``definition_version``, its study's current definition version (a join on
+    the study's primary key), so the caller can check its compiled plan
+    (:func:`spotlight_study.studies.plan.study_plan`) without loading the study.
+    """
+    rows = _PAGE_READ.fetch(participant_id=participant_id, slug=slug)
+    return rows[0] if rows else None
 
 
-def participant_exists(*, study: Study, prolific_pid: str) -> bool:
+_PAGE_READ = PreparedQuery(
+    lambda participant_id, slug: Participant.objects.filter(pk=participant_id, study__slug=slug)
+    .annotate(definition_version=F("study__definition_version"))[:1],
+    participant_id=SENTINEL_INT,
+    slug=SENTINEL_STR,
+)
+
+
+def participant_exists(*, study: Study | StudyPlan, prolific_pid: str) -> bool:
     """Whether this PID already took part in the study (an arrival with it is a resume)."""
-    return Participant.objects.filter(study=study, prolific_pid=prolific_pid).exists()
+    return Participant.objects.filter(study_id=study.pk, prolific_pid=prolific_pid).exists()
 
 
 def text_order(*, shuffle_seed: int, setting_key: str, n: int) -> list[int]:
@@ -97,24 +114,30 @@ def text_order(*, shuffle_seed: int, setting_key: str, n: int) -> list[int]:
 class TaskPage:
     """What a task page shows: the two groups' texts in order and the pattern box labels."""
 
-    setting: Setting
+    setting: Setting | SettingPlan
     condition: str
     group1: list[str]
     group2: list[str]
     group1_order: list[int]
     group2_order: list[int]
-    patterns: list[TokenPattern]
+    patterns: list[TokenPattern | PatternPlan]
 
 
-def task_page(*, setting: Setting, condition: str, shuffle_seed: int) -> TaskPage:
+def task_page(*, setting: Setting | SettingPlan, condition: str, shuffle_seed: int) -> TaskPage:
     """Build the task page of ``setting`` for a participant with ``shuffle_seed``.
 
     Text order is shuffled per group with :func:`text_order`; under
     ``pattern_with_distractors`` the target and distractor patterns are shuffled together.
+    A compiled setting (the participant pages) gives its prepared pattern box; a ``Setting``
+    (the researcher's preview) reads its prefetched patterns. Call it once per request: the
+    page serves both the response row (:func:`.services.task_serve`) and the template.
     """
     order1 = text_order(shuffle_seed=shuffle_seed, setting_key=f"{setting.key}:1", n=len(setting.group1_texts))
     order2 = text_order(shuffle_seed=shuffle_seed, setting_key=f"{setting.key}:2", n=len(setting.group2_texts))
-    patterns = patterns_for_condition(setting, condition)
+    if isinstance(setting, SettingPlan):
+        patterns = list(setting.patterns_for(condition))
+    else:
+        patterns = patterns_for_condition(setting, condition)
     if condition == "pattern_with_distractors":
         random.Random(f"{shuffle_seed}:{setting.key}:patterns").shuffle(patterns)
     return TaskPage(
@@ -137,9 +160,12 @@ def participant_conditions(participant: Participant) -> list[str]:
     return seen
 
 
-def completion_code(participant: Participant) -> str | None:
-    """The Prolific completion code for the participant's final status, or ``None``."""
-    study = participant.study
+def completion_code(participant: Participant, plan: StudyPlan | None = None) -> str | None:
+    """The Prolific completion code for the participant's final status, or ``None``.
+
+    The codes come from ``plan`` (the participant pages) or else from ``participant.study``.
+    """
+    study = plan or participant.study
     return {
         Participant.Status.COMPLETED: study.completion_code,
         Participant.Status.FAILED_CHECK: study.failed_check_code,
@@ -163,34 +189,29 @@ def _progress_state(p: Participant, cutoff: datetime) -> str:
     return "ended"
 
 
-def _flag_summary(*, study: Study, participants: list[Participant], answers: list[tuple]) -> dict:
+def _flag_summary(*, study: Study, participants: list[Participant], answers: list) -> dict:
     """Flag counts and the flagged participants of one population (real or pilot).
 
-    ``answers`` holds ``(participant_id, answer, time_on_task_ms, paste_count, paste_chars,
-    hidden_ms)`` of the population's saved main answers; flags follow :mod:`.flags`.
+    ``answers`` holds the population's saved main answers as rows with ``participant_id`` and
+    the :data:`.flags.EVIDENCE_FIELDS`; flags follow :mod:`.flags`.
     """
     by_id = {p.id: p for p in participants}
-    evidence = [
-        quality_flags.AnswerEvidence(
-            answer=answer,
-            time_on_task_ms=ms,
-            paste_count=pastes,
-            paste_chars=chars,
-            hidden_ms=hidden,
-            instruction_check_passed=by_id[pid].instruction_check_passed,
-        )
-        for pid, answer, ms, pastes, chars, hidden in answers
-    ]
-    per_answer = quality_flags.flags_of_answers(
-        evidence, short_time_flag_seconds=study.short_time_flag_seconds
+    per_participant = quality_flags.participant_flag_counts(
+        (
+            (
+                row.participant_id,
+                quality_flags.evidence_of(
+                    row, instruction_check_passed=by_id[row.participant_id].instruction_check_passed
+                ),
+            )
+            for row in answers
+        ),
+        short_time_flag_seconds=study.short_time_flag_seconds,
     )
-    per_participant: dict[int, list[list[str]]] = defaultdict(list)
-    for (pid, *_), flags in zip(answers, per_answer):
-        per_participant[pid].append(flags)
     failed = [p.id for p in participants if p.instruction_check_passed is False]
     rows = []
     for p in participants:
-        counts = Counter(f for flags in per_participant.get(p.id, []) for f in flags)
+        counts = per_participant.get(p.id, Counter())
         words = [
             quality_flags.FLAG_LABELS[key] if counts[key] < 2 else
             f"{quality_flags.FLAG_LABELS[key]} ({counts[key]} answers)"
@@ -254,18 +275,16 @@ def study_dashboard(*, study: Study, now: datetime | None = None) -> dict:
     totals = {s: sum(row[s] for row in cell_rows) for s in states}
 
     times: dict[tuple[str, str], list[int]] = defaultdict(list)
-    answers: dict[bool, list[tuple]] = {False: [], True: []}
-    for (
-        setting_key, condition, ms, pid, pastes, chars, hidden, answer, pilot
-    ) in TaskResponse.objects.filter(
+    answers: dict[bool, list] = {False: [], True: []}
+    for row in TaskResponse.objects.filter(
         participant__study=study, answered_at__isnull=False, setting__kind=Setting.Kind.MAIN
     ).order_by("pk").values_list(
-        "setting__key", "condition", "time_on_task_ms", "participant_id", "paste_count",
-        "paste_chars", "hidden_ms", "answer", "participant__is_pilot",
+        "setting__key", "condition", "participant_id", "participant__is_pilot",
+        *quality_flags.EVIDENCE_FIELDS, named=True,
     ):
-        answers[pilot].append((pid, answer, ms, pastes, chars, hidden))
-        if not pilot and condition and ms is not None:
-            times[(setting_key, condition)].append(ms)
+        answers[row.participant__is_pilot].append(row)
+        if not row.participant__is_pilot and row.condition and row.time_on_task_ms is not None:
+            times[(row.setting__key, row.condition)].append(row.time_on_task_ms)
     median_times = [
         {
             "setting": s,

@@ -3,31 +3,34 @@
 Every write locks the participant's row (``select_for_update``; on SQLite the IMMEDIATE
 transaction mode serializes writers) and checks that the submitted page is the participant's
 current step, so a double submit, a stale tab or the back button can never store a second answer.
+The study's definition comes from its compiled plan (:mod:`spotlight_study.studies.plan`), never
+from a query of its own.
 """
 from __future__ import annotations
 
 import random
 import re
 import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.db import IntegrityError, transaction
+from django.db.models import Case, F, OuterRef, Q, Subquery, Value, When
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
-from spotlight_study.studies.models import Setting, Study
-from spotlight_study.studies.selectors import (
-    setting_for_key,
-    study_cells,
-    training_setting,
-)
+from spotlight_study.identifiers import PROLIFIC_ID_RE
+from spotlight_study.studies.models import Study
+from spotlight_study.studies.plan import SettingPlan, StudyPlan, study_plan, study_plan_of
 
 from .arrival import expected_study_ids
+from .errors import InvalidAnswer, SessionInUse, StaleStep, StudyNotOpen, WrongStudy
 from .models import Participant, SurveyAnswer, TaskResponse
-from .selectors import cell_counts, participant_conditions, task_page
+from .prepared import SENTINEL_INT, SENTINEL_STR, PreparedQuery
+from .selectors import TaskPage, cell_counts, participant_conditions, task_page
 
-PROLIFIC_ID_RE = re.compile(r"^[0-9a-f]{24}$")
 # Shown after a double submit or a post from an old tab; the first submit's answer is kept.
 STALE_MESSAGE = "That page was already submitted and its answer is saved. Here is where you are now."
 OTHER_PARTICIPANT_MESSAGE = (
@@ -35,43 +38,6 @@ OTHER_PARTICIPANT_MESSAGE = (
     "browser, so nothing from it was saved. This browser now takes part as the Prolific ID that "
     "entered the study last; here is where that participant is."
 )
-
-
-class ParticipationError(Exception):
-    """Base class of the participant flow's errors; ``str()`` is safe to show a participant."""
-
-
-class StudyNotOpen(ParticipationError):
-    """The study does not accept new participants (draft, paused or closed)."""
-
-
-class ArrivalRefused(ParticipationError):
-    """An arrival whose Prolific IDs contradict what is known; nothing is created.
-
-    ``title`` is a short heading for the participant's page; ``str()`` explains what to do.
-    """
-
-    title = "This study link cannot be used"
-
-
-class WrongStudy(ArrivalRefused):
-    """``STUDY_ID`` is not the Prolific study this study is linked to."""
-
-    title = "This link belongs to another Prolific study"
-
-
-class SessionInUse(ArrivalRefused):
-    """``SESSION_ID`` was already used by another participant of this study."""
-
-    title = "This Prolific session was already used"
-
-
-class StaleStep(ParticipationError):
-    """The submitted page is not the participant's current step (double submit, old tab)."""
-
-
-class InvalidAnswer(ParticipationError):
-    """An answer that is empty or too long."""
 
 
 @dataclass(frozen=True)
@@ -113,7 +79,7 @@ def token_of_other_participant(participant: Participant, token: str) -> bool:
 
 def assignment_create(
     *,
-    study: Study,
+    study: Study | StudyPlan,
     prolific_pid: str,
     prolific_study_id: str,
     prolific_session_id: str,
@@ -123,8 +89,9 @@ def assignment_create(
 
     Parameters
     ----------
-    study : Study
-        With settings prefetched (``studies.selectors.study_get_with_settings``).
+    study : Study or StudyPlan
+        The study: its compiled plan (:mod:`spotlight_study.studies.plan`), or a ``Study``,
+        whose plan is used.
     prolific_pid, prolific_study_id, prolific_session_id : str
         Prolific's URL parameters, 24 lowercase hex characters each.
 
@@ -150,9 +117,11 @@ def assignment_create(
     Notes
     -----
     The study row is locked (``select_for_update``) for the duration, so concurrent arrivals
-    are assigned one after the other and each sees the counts left by the previous one. Cell
-    counts follow :func:`selectors.holding_filter`. Ties are broken with ``random.Random(seed)``
-    over the sorted tied cells; the seed, the counts and the cell are stored for audit.
+    are assigned one after the other and each sees the counts left by the previous one. Only
+    its id and status are read: the rest comes from the plan. Cell counts follow
+    :func:`selectors.holding_filter` and are counted by the database. Ties are broken with
+    ``random.Random(seed)`` over the sorted tied cells; the seed, the counts and the cell are
+    stored for audit.
     """
     for name, value in (
         ("PROLIFIC_PID", prolific_pid),
@@ -161,20 +130,28 @@ def assignment_create(
     ):
         if not PROLIFIC_ID_RE.match(value or ""):
             raise ValueError(f"{name} is not 24 lowercase hex characters.")
-    expected = expected_study_ids(study=study)
-    if expected and prolific_study_id not in expected:
-        raise WrongStudy(
-            "The link that opened this page names a different Prolific study (its STUDY_ID does "
-            "not match this study). Please open the study from its own page on Prolific."
-        )
-    cells = study_cells(study)
+    plan = study_plan_of(study)
+    cells = plan.cells
     with transaction.atomic():
-        locked = Study.objects.select_for_update().get(pk=study.pk)
-        existing = Participant.objects.filter(study=locked, prolific_pid=prolific_pid).first()
+        locked = Study.objects.select_for_update().only("id", "slug", "status").get(pk=plan.pk)
+        expected = expected_study_ids(study=locked)
+        if expected and prolific_study_id not in expected:
+            raise WrongStudy(
+                "The link that opened this page names a different Prolific study (its STUDY_ID does "
+                "not match this study). Please open the study from its own page on Prolific."
+            )
+        # One query for both checks: this PID's row (a resume) and any row with this session.
+        # The study row lock serializes arrivals, so two PIDs cannot both pass the second.
+        rows = list(
+            Participant.objects.filter(
+                Q(prolific_pid=prolific_pid) | Q(prolific_session_id=prolific_session_id),
+                study_id=plan.pk,
+            )
+        )
+        existing = next((p for p in rows if p.prolific_pid == prolific_pid), None)
         if existing is not None:
             return existing
-        # The study row lock serializes arrivals, so two PIDs cannot both pass this check.
-        if Participant.objects.filter(study=locked, prolific_session_id=prolific_session_id).exists():
+        if rows:
             raise SessionInUse(
                 "The Prolific session in this link (its SESSION_ID) was already used by another "
                 "participant. Please open the study from your own Prolific account."
@@ -183,7 +160,7 @@ def assignment_create(
             raise StudyNotOpen(
                 "This study is not accepting participants at the moment."
             )
-        counts = cell_counts(study=locked, n_cells=len(cells), now=now)
+        counts = cell_counts(study=plan, n_cells=len(cells), now=now)
         seed = secrets.randbits(62)
         least = min(counts.values())
         tied = sorted(i for i, n in counts.items() if n == least)
@@ -201,90 +178,185 @@ def assignment_create(
         )
 
 
-def _lock(participant_id: int, token: str) -> Participant:
-    """Lock the participant row and check the submitted page is the current one."""
-    participant = Participant.objects.select_for_update().select_related("study").get(
-        pk=participant_id
+# --- the flow's writes: one locked read (participant_locked), one write with update_fields ----
+# The ``*_save`` functions write to a participant the caller locked and whose posted token it
+# checked; ``*_record`` / ``*_confirm`` / ``*_submit`` lock and check themselves (pilot, tests).
+
+
+def _locked_queryset():
+    # FOR UPDATE OF the participant only: the join (for the definition version) must not lock
+    # the study row, which every participant of the study shares.
+    current_position = Case(
+        When(step=Participant.Step.TRAINING, then=Value(0)), default=F("task_index") + 1
     )
+    return (
+        Participant.objects.select_for_update(of=("self",))
+        .annotate(
+            definition_version=F("study__definition_version"),
+            current_position=current_position,
+        )
+        .annotate(
+            # When the current task page was first served (None: not served, or not a task).
+            served_at=Subquery(
+                TaskResponse.objects.filter(
+                    participant=OuterRef("pk"),
+                    position=OuterRef("current_position"),
+                    answered_at__isnull=True,
+                ).values("served_at")[:1]
+            )
+        )
+    )
+
+
+@contextmanager
+def participant_locked(*, participant_id: int, slug: str) -> Iterator[Participant | None]:
+    """A transaction holding the row lock of participant ``participant_id`` of study ``slug``.
+
+    Yields the participant (``None`` if there is no such participant), read in one query with
+    ``definition_version`` (the study's current definition version, for
+    :func:`spotlight_study.studies.plan.study_plan`) and ``served_at`` (when the current task
+    page was first served, or ``None``). Writes made inside the block commit together at its
+    end, or not at all if it raises.
+    """
+    with transaction.atomic():
+        rows = _LOCKED_READ.fetch(participant_id=participant_id, slug=slug)
+        yield rows[0] if rows else None
+
+
+# Compiled once per process (.prepared): building this queryset costs more than running it.
+_LOCKED_READ = PreparedQuery(
+    lambda participant_id, slug: _locked_queryset().filter(pk=participant_id, study__slug=slug)[:1],
+    participant_id=SENTINEL_INT,
+    slug=SENTINEL_STR,
+)
+
+
+def _lock(participant_id: int, token: str) -> Participant:
+    """Lock the participant row and check the submitted page is the current one.
+
+    Raises ``Participant.DoesNotExist`` for an unknown id and ``StaleStep`` for another page.
+    """
+    participant = _locked_queryset().get(pk=participant_id)
     if participant.status != Participant.Status.IN_PROGRESS or step_token(participant) != token:
         raise StaleStep(STALE_MESSAGE)
     return participant
 
 
-def consent_record(*, participant_id: int, token: str, agreed: bool) -> Participant:
-    """Record the consent decision. Declining ends the session with the no-consent code.
+def consent_save(*, participant: Participant, agreed: bool, now: datetime | None = None) -> Participant:
+    """Record the consent decision of a locked participant on the consent page.
 
-    Raises ``StaleStep`` if the consent page is not the current step.
+    Declining ends the session (status ``no_consent``, the no-consent code).
     """
-    now = timezone.now()
-    with transaction.atomic():
-        p = _lock(participant_id, token)
-        if agreed:
-            p.consented_at = now
-            p.step = Participant.Step.INSTRUCTIONS
-        else:
-            p.status = Participant.Status.NO_CONSENT
-            p.step = Participant.Step.DONE
-            p.finished_at = now
-        p.save(update_fields=["consented_at", "step", "status", "finished_at", "updated_at"])
+    now = now or timezone.now()
+    p = participant
+    if agreed:
+        p.consented_at = now
+        p.step = Participant.Step.INSTRUCTIONS
+    else:
+        p.status = Participant.Status.NO_CONSENT
+        p.step = Participant.Step.DONE
+        p.finished_at = now
+    p.draft = None
+    p.save(update_fields=["consented_at", "step", "status", "finished_at", "draft", "updated_at"])
     return p
+
+
+def consent_record(*, participant_id: int, token: str, agreed: bool) -> Participant:
+    """Lock, check and :func:`consent_save`. Raises ``StaleStep`` if the consent page is not
+    the current step."""
+    with transaction.atomic():
+        return consent_save(participant=_lock(participant_id, token), agreed=agreed)
+
+
+def instructions_save(*, participant: Participant) -> Participant:
+    """Move a locked participant from the instructions to the training task."""
+    participant.step = Participant.Step.TRAINING
+    participant.draft = None
+    participant.save(update_fields=["step", "draft", "updated_at"])
+    return participant
 
 
 def instructions_confirm(*, participant_id: int, token: str) -> Participant:
-    """Move from the instructions to the training task. Raises ``StaleStep`` if stale."""
+    """Lock, check and :func:`instructions_save`. Raises ``StaleStep`` if stale."""
     with transaction.atomic():
-        p = _lock(participant_id, token)
-        p.step = Participant.Step.TRAINING
-        p.save(update_fields=["step", "updated_at"])
-    return p
+        return instructions_save(participant=_lock(participant_id, token))
 
 
-def current_task(participant: Participant, study: Study) -> tuple[Setting, str, int]:
+def draft_save(*, participant: Participant, token: str, data: dict[str, str]) -> None:
+    """Keep what a locked participant typed into a refused form of the page ``token``.
+
+    ``data`` is ``{field name: submitted value}``; the page's next GET shows it with its errors
+    (see ``Participant.draft``).
+    """
+    participant.draft = {"token": token, "data": data}
+    participant.save(update_fields=["draft", "updated_at"])
+
+
+def current_task(
+    participant: Participant, study: Study | StudyPlan
+) -> tuple[SettingPlan, str, int]:
     """The participant's current task as ``(setting, condition, position)``.
 
     Position 0 is the training task (always shown with its pattern box); main tasks are 1..k.
     Raises ``ValueError`` if the participant is not on a task step.
     """
+    plan = study_plan_of(study)
     if participant.step == Participant.Step.TRAINING:
-        return training_setting(study), "pattern", 0
+        return plan.training, "pattern", 0
     if participant.step == Participant.Step.TASK:
         task = participant.cell_plan[participant.task_index]
-        return setting_for_key(study, task["setting"]), task["condition"], participant.task_index + 1
+        return plan.setting(task["setting"]), task["condition"], participant.task_index + 1
     raise ValueError(f"Participant is on step {participant.step}, not a task.")
 
 
-def task_serve(*, participant: Participant, study: Study, now: datetime | None = None) -> TaskResponse:
-    """Record that the current task page is being served; return its response row.
+def task_serve(
+    *,
+    participant: Participant,
+    study: Study | StudyPlan,
+    now: datetime | None = None,
+    page: TaskPage | None = None,
+) -> bool:
+    """Record that the current task page is being served; return whether it is the first time.
 
-    The first serving fixes ``served_at`` (the start of time on task); later servings (refresh,
-    second tab) only update ``last_served_at`` and ``serve_count``. Raises ``ValueError`` if the
-    participant is not on a task step.
+    The first serving creates the response row and fixes ``served_at`` (the start of time on
+    task) and the shown order (``page``, the :func:`.selectors.task_page` the caller renders;
+    built here if not given); later servings (refresh, second tab) only update
+    ``last_served_at`` and ``serve_count`` of an unanswered row. One UPDATE for a later
+    serving, an UPDATE and an INSERT for the first (two tabs serving at the same instant insert
+    one row: the unique constraints drop the other). Raises ``ValueError`` if the participant
+    is not on a task step.
     """
     now = now or timezone.now()
     setting, condition, position = current_task(participant, study)
-    page = task_page(setting=setting, condition=condition, shuffle_seed=participant.shuffle_seed)
+    served_before = TaskResponse.objects.filter(
+        participant_id=participant.pk, position=position, answered_at__isnull=True
+    ).update(last_served_at=now, serve_count=F("serve_count") + 1)
+    if served_before:
+        return False
+    if page is None:
+        page = task_page(setting=setting, condition=condition, shuffle_seed=participant.shuffle_seed)
+    response = TaskResponse(
+        participant_id=participant.pk,
+        setting_id=setting.pk,
+        position=position,
+        condition=condition,
+        group1_order=page.group1_order,
+        group2_order=page.group2_order,
+        pattern_ids=[p.pk for p in page.patterns],
+        served_at=now,
+        last_served_at=now,
+    )
+    # A plain INSERT: outside a transaction it needs no BEGIN and COMMIT (two round trips of a
+    # bulk_create); inside one, a savepoint keeps a lost race from breaking the transaction.
     try:
-        with transaction.atomic():
-            response, created = TaskResponse.objects.get_or_create(
-                participant=participant,
-                position=position,
-                defaults={
-                    "setting": setting,
-                    "condition": condition,
-                    "group1_order": page.group1_order,
-                    "group2_order": page.group2_order,
-                    "pattern_ids": [p.pk for p in page.patterns],
-                    "served_at": now,
-                    "last_served_at": now,
-                },
-            )
-    except IntegrityError:  # two tabs served at the same instant
-        response, created = TaskResponse.objects.get(participant=participant, position=position), False
-    if not created and response.answered_at is None:
-        TaskResponse.objects.filter(pk=response.pk).update(
-            last_served_at=now, serve_count=response.serve_count + 1
-        )
-    return response
+        if transaction.get_connection().in_atomic_block:
+            with transaction.atomic():
+                response.save(force_insert=True)
+        else:
+            response.save(force_insert=True)
+    except IntegrityError:  # another tab served (or answered) this task at the same instant
+        return False
+    return True
 
 
 def instruction_check_passes(*, answer: str, keywords: list[str]) -> bool:
@@ -296,24 +368,25 @@ def instruction_check_passes(*, answer: str, keywords: list[str]) -> bool:
     return any(re.search(rf"\b{re.escape(k.lower())}", text) for k in keywords if k.strip())
 
 
-def answer_submit(
+def answer_save(
     *,
-    study: Study,
-    participant_id: int,
-    token: str,
+    participant: Participant,
+    plan: StudyPlan,
     answer: str,
     telemetry: Telemetry,
     now: datetime | None = None,
 ) -> Participant:
-    """Save the answer of the current task (training or main) and move to the next step.
+    """Save the answer of a locked participant's current task and move to the next step.
 
     Parameters
     ----------
-    study : Study
-        The participant's study with settings prefetched (``study_get_with_settings``).
+    participant : Participant
+        Locked by :func:`participant_locked` (which reads ``served_at``), on a task step.
+    plan : StudyPlan
+        The participant's study.
     answer : str
-        The participant's text, already stripped; ``study.min_answer_chars`` ..
-        ``study.max_answer_chars`` characters.
+        The participant's text, already stripped; ``plan.min_answer_chars`` ..
+        ``plan.max_answer_chars`` characters.
     telemetry : Telemetry
         Browser-reported evidence for this page.
 
@@ -325,69 +398,99 @@ def answer_submit(
 
     Raises
     ------
-    StaleStep
-        If the page is not the current step (the answer is not stored).
     InvalidAnswer
-        If the answer is empty or too long.
+        If the answer is empty or its length is out of bounds (nothing is written).
+    StaleStep
+        If the task's answer is already saved (nothing is written).
+    ValueError
+        If the participant belongs to another study.
 
     Notes
     -----
-    ``time_on_task_ms`` = ``answered_at - served_at`` on the server clock, in ms.
+    ``time_on_task_ms`` = ``answered_at - served_at`` on the server clock, in ms. The response
+    row is updated only while unanswered, so a second answer can never overwrite the first.
     """
     now = now or timezone.now()
-    with transaction.atomic():
-        p = _lock(participant_id, token)
-        if p.study_id != study.pk:
-            raise ValueError("The participant belongs to another study.")
-        if not answer or not study.min_answer_chars <= len(answer) <= study.max_answer_chars:
-            raise InvalidAnswer(
-                f"Please write an answer of {study.min_answer_chars} to "
-                f"{study.max_answer_chars} characters."
-            )
-        setting, condition, position = current_task(p, study)
-        response = TaskResponse.objects.filter(participant=p, position=position).first()
-        if response is None:
-            # Posted without the page having been served (e.g. a crafted request): time starts now.
-            response = task_serve(participant=p, study=study, now=now)
-        if response.answered_at is not None:
-            raise StaleStep(STALE_MESSAGE)
-        response.answer = answer
-        response.answered_at = now
-        response.time_on_task_ms = max(0, int((now - response.served_at).total_seconds() * 1000))
-        response.paste_count = telemetry.paste_count
-        response.paste_chars = telemetry.paste_chars
-        response.hidden_ms = telemetry.hidden_ms
-        response.blur_count = telemetry.blur_count
-        response.client_events = telemetry.events
-        response.save()
-        if p.step == Participant.Step.TRAINING:
-            p.instruction_check_passed = instruction_check_passes(
-                answer=answer, keywords=setting.check_keywords
-            )
-            if not p.instruction_check_passed and study.failed_check_policy == Study.FailedCheckPolicy.END:
-                p.status = Participant.Status.FAILED_CHECK
-                p.step = Participant.Step.DONE
-                p.finished_at = now
-            else:
-                p.step = Participant.Step.TASK
-                p.task_index = 0
-        elif p.task_index + 1 < len(p.cell_plan):
-            p.task_index += 1
+    p = participant
+    if p.study_id != plan.pk:
+        raise ValueError("The participant belongs to another study.")
+    if not answer or not plan.min_answer_chars <= len(answer) <= plan.max_answer_chars:
+        raise InvalidAnswer(
+            f"Please write an answer of {plan.min_answer_chars} to "
+            f"{plan.max_answer_chars} characters."
+        )
+    setting, condition, position = current_task(p, plan)
+    served_at = getattr(p, "served_at", None)
+    if served_at is None:
+        # Posted without the page having been served (e.g. a crafted request): time starts now.
+        task_serve(participant=p, study=plan, now=now)
+        served_at = now
+    saved = TaskResponse.objects.filter(
+        participant_id=p.pk, position=position, answered_at__isnull=True
+    ).update(
+        answer=answer,
+        answered_at=now,
+        time_on_task_ms=max(0, int((now - served_at).total_seconds() * 1000)),
+        paste_count=telemetry.paste_count,
+        paste_chars=telemetry.paste_chars,
+        hidden_ms=telemetry.hidden_ms,
+        blur_count=telemetry.blur_count,
+        client_events=telemetry.events,
+    )
+    if not saved:
+        raise StaleStep(STALE_MESSAGE)
+    fields = ["step", "task_index", "draft", "updated_at"]
+    if p.step == Participant.Step.TRAINING:
+        p.instruction_check_passed = instruction_check_passes(
+            answer=answer, keywords=list(setting.check_keywords)
+        )
+        fields.append("instruction_check_passed")
+        if not p.instruction_check_passed and plan.failed_check_policy == Study.FailedCheckPolicy.END:
+            p.status = Participant.Status.FAILED_CHECK
+            p.step = Participant.Step.DONE
+            p.finished_at = now
+            fields += ["status", "finished_at"]
         else:
-            p.step = Participant.Step.SURVEY
-        p.save()
+            p.step = Participant.Step.TASK
+            p.task_index = 0
+    elif p.task_index + 1 < len(p.cell_plan):
+        p.task_index += 1
+    else:
+        p.step = Participant.Step.SURVEY
+    p.draft = None
+    p.save(update_fields=fields)
     return p
 
 
-def survey_submit(
+def answer_submit(
     *,
+    study: Study | StudyPlan,
     participant_id: int,
     token: str,
+    answer: str,
+    telemetry: Telemetry,
+    now: datetime | None = None,
+) -> Participant:
+    """Lock, check the page ``token`` and :func:`answer_save` (same returns and errors).
+
+    Raises ``StaleStep`` if the page is not the current step (the answer is not stored).
+    """
+    with transaction.atomic():
+        p = _lock(participant_id, token)
+        return answer_save(
+            participant=p, plan=study_plan_of(study), answer=answer, telemetry=telemetry, now=now
+        )
+
+
+def survey_save(
+    *,
+    participant: Participant,
+    plan: StudyPlan,
     responses: dict[tuple[str, str], int],
     comment: str,
     now: datetime | None = None,
 ) -> Participant:
-    """Save the survey and complete the participant (status ``completed``).
+    """Save the survey of a locked participant and complete it (status ``completed``).
 
     Parameters
     ----------
@@ -399,38 +502,63 @@ def survey_submit(
 
     Raises
     ------
-    StaleStep
-        If the survey is not the current step.
     InvalidAnswer
-        If an item is missing or a response is out of range.
+        If an item is missing or a response is out of range (nothing is written).
     """
     now = now or timezone.now()
-    with transaction.atomic():
-        p = _lock(participant_id, token)
-        expected = survey_item_keys(p)
-        if set(responses) != expected:
-            raise InvalidAnswer("Please answer every question.")
-        if any(not (1 <= int(v) <= 5) for v in responses.values()):
-            raise InvalidAnswer("Every answer must be on the 1-5 scale.")
-        SurveyAnswer.objects.bulk_create(
-            SurveyAnswer(participant=p, condition=c, item=i, response=int(v))
-            for (c, i), v in sorted(responses.items())
-        )
-        p.comment = comment
-        p.status = Participant.Status.COMPLETED
-        p.step = Participant.Step.DONE
-        p.finished_at = now
-        p.save()
+    p = participant
+    if set(responses) != survey_item_keys(p, plan):
+        raise InvalidAnswer("Please answer every question.")
+    if any(not (1 <= int(v) <= 5) for v in responses.values()):
+        raise InvalidAnswer("Every answer must be on the 1-5 scale.")
+    SurveyAnswer.objects.bulk_create(
+        SurveyAnswer(participant=p, condition=c, item=i, response=int(v))
+        for (c, i), v in sorted(responses.items())
+    )
+    p.comment = comment
+    p.status = Participant.Status.COMPLETED
+    p.step = Participant.Step.DONE
+    p.finished_at = now
+    p.draft = None
+    p.save(update_fields=["comment", "status", "step", "finished_at", "draft", "updated_at"])
     return p
 
 
-def survey_item_keys(participant: Participant) -> set[tuple[str, str]]:
-    """The ``(condition, item)`` pairs the participant must answer in the survey."""
-    survey = participant.study.survey
+def survey_submit(
+    *,
+    participant_id: int,
+    token: str,
+    responses: dict[tuple[str, str], int],
+    comment: str,
+    now: datetime | None = None,
+) -> Participant:
+    """Lock, check the page ``token`` and :func:`survey_save` (same parameters and errors).
+
+    Raises ``StaleStep`` if the survey is not the current step.
+    """
+    with transaction.atomic():
+        p = _lock(participant_id, token)
+        return survey_save(
+            participant=p,
+            plan=study_plan(study_id=p.study_id, version=p.definition_version),
+            responses=responses,
+            comment=comment,
+            now=now,
+        )
+
+
+def survey_item_keys(
+    participant: Participant, plan: StudyPlan | None = None
+) -> set[tuple[str, str]]:
+    """The ``(condition, item)`` pairs the participant must answer in the survey.
+
+    The survey comes from ``plan``, or else from the plan of ``participant.study``.
+    """
+    survey = (plan or study_plan_of(participant.study)).survey
     keys = {
         (c, item["key"]) for c in participant_conditions(participant) for item in survey["condition_items"]
     }
-    keys |= {("background", item["key"]) for item in survey.get("background_items", [])}
+    keys |= {("background", item["key"]) for item in survey.get("background_items", ())}
     return keys
 
 

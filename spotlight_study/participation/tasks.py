@@ -3,7 +3,7 @@ from celery import shared_task
 from django.core.management import call_command
 
 
-@shared_task
+@shared_task(name="participation.sessions_clear_expired")
 def sessions_clear_expired() -> None:
     """Delete expired participant and staff sessions (Django's ``clearsessions``). Idempotent."""
     call_command("clearsessions")

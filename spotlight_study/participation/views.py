@@ -1,10 +1,16 @@
 """Participant-facing views: thin wrappers around the forms, services and selectors.
 
-The participant is identified by the server session (bound at entry), never by a form field.
-Every page is the GET of the participant's current step; every POST redirects (POST-redirect-GET),
-refused forms included: their text is kept in the session for the step's next GET (see "drafts"
-below). Each step's form and text box are named after the step (``answer_<position>``), and only
-the current step's field is read.
+The participant is identified by a signed cookie bound at entry (:mod:`.binding`), never by a
+form field; their state is their row. Every page is the GET of the participant's current step;
+every POST redirects (POST-redirect-GET), refused forms included: their text is kept on the
+participant's row for the step's next GET (see "drafts" below). Each step's form and text box
+are named after the step (``answer_<position>``), and only the current step's field is read.
+
+What a request costs (asserted in ``tests/participation/test_query_counts.py``): the study's
+definition comes from its compiled plan (:mod:`spotlight_study.studies.plan`), never from a
+query; a GET reads the participant once (a task page also records its serving); a POST makes one
+locked read of the participant and one write of its row (an answer also updates its response
+row, the survey inserts its answers).
 """
 from __future__ import annotations
 
@@ -15,10 +21,11 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 
 from spotlight_study.errors import error_context
-from spotlight_study.studies.models import Study
-from spotlight_study.studies.selectors import study_get_with_settings, training_setting
+from spotlight_study.studies.plan import StudyPlan, study_plan, study_plan_for_slug
 
 from . import services
+from .binding import bound_participant_id, participant_bind
+from .errors import ArrivalRefused, InvalidAnswer, StaleStep, StudyNotOpen
 from .forms import AnswerForm, ConsentForm, EntryForm, StepForm, SurveyForm
 from .models import Participant
 from .ratelimit import arrival_admit
@@ -27,37 +34,40 @@ from .selectors import (
     completion_url,
     participant_conditions,
     participant_exists,
-    participant_for_session,
+    participant_for_page,
     task_page,
 )
 
 
-def _session_key(study: Study) -> str:
-    return f"participant:{study.pk}"
+def _unknown_study(request: HttpRequest) -> HttpResponse:
+    # Participants get their own page: the link they followed is wrong, not their session.
+    return render(request, "participation/unknown_study.html", status=404)
 
 
-def _study_or_404(request: HttpRequest, slug: str) -> Study | HttpResponse:
-    try:
-        return study_get_with_settings(slug=slug)
-    except Study.DoesNotExist:
-        return render(request, "participation/unknown_study.html", status=404)
+def _no_session(request: HttpRequest, slug: str) -> HttpResponse:
+    """403 "open the study again from Prolific", or the unknown-study 404 for a wrong slug."""
+    plan = study_plan_for_slug(slug)
+    if plan is None:
+        return _unknown_study(request)
+    return render(request, "participation/no_session.html", {"study": plan}, status=403)
 
 
 @require_GET
 @never_cache
 def entry(request: HttpRequest, slug: str) -> HttpResponse:
-    """Arrival from Prolific: validate the IDs, assign a cell (or resume), bind the session.
+    """Arrival from Prolific: validate the IDs, assign a cell (or resume), bind the browser.
 
     Refusals change nothing: malformed or repeated IDs (400), too many new arrivals from one
     address (429, :mod:`.ratelimit`; a resume is never counted), a ``STUDY_ID`` of another
-    Prolific study (400) or a ``SESSION_ID`` used by another participant (409).
+    Prolific study (400) or a ``SESSION_ID`` used by another participant (409). Every accepted
+    arrival gets a fresh binding cookie (:func:`.binding.participant_bind`).
     """
-    study = _study_or_404(request, slug)
-    if isinstance(study, HttpResponse):
-        return study
+    study = study_plan_for_slug(slug)
+    if study is None:
+        return _unknown_study(request)
     has_params = any(k in request.GET for k in ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID"))
-    if not has_params and request.session.get(_session_key(study)):
-        return redirect("participation:step", slug=study.slug)
+    if not has_params and bound_participant_id(request, slug=slug) is not None:
+        return redirect("participation:step", slug=slug)
     form = EntryForm(request.GET)
     if not form.is_valid():
         return render(
@@ -85,20 +95,18 @@ def entry(request: HttpRequest, slug: str) -> HttpResponse:
             prolific_study_id=form.cleaned_data["STUDY_ID"],
             prolific_session_id=form.cleaned_data["SESSION_ID"],
         )
-    except services.StudyNotOpen:
+    except StudyNotOpen:
         return render(request, "participation/not_open.html", {"study": study}, status=200)
-    except services.ArrivalRefused as exc:
-        status = 409 if isinstance(exc, services.SessionInUse) else 400
+    except ArrivalRefused as exc:
         return render(
             request,
             "participation/arrival_refused.html",
             {"study": study, "title": exc.title, "message": str(exc)},
-            status=status,
+            status=exc.http_status,
         )
-    if request.session.get(_session_key(study)) != participant.pk:
-        request.session.cycle_key()
-        request.session[_session_key(study)] = participant.pk
-    return redirect("participation:step", slug=study.slug)
+    response = redirect("participation:step", slug=slug)
+    participant_bind(response, slug=slug, participant_id=participant.pk)
+    return response
 
 
 @require_http_methods(["GET", "POST"])
@@ -110,71 +118,61 @@ def step(request: HttpRequest, slug: str) -> HttpResponse:
     the current step with a message; a refused form (empty answer, too long, survey incomplete)
     is kept as a draft and shown, with its errors, on the redirected GET.
     """
-    study = _study_or_404(request, slug)
-    if isinstance(study, HttpResponse):
-        return study
-    participant = participant_for_session(
-        study=study, participant_id=request.session.get(_session_key(study))
-    )
-    if participant is None:
-        return render(request, "participation/no_session.html", {"study": study}, status=403)
-    participant.study = study
+    participant_id = bound_participant_id(request, slug=slug)
+    if participant_id is None:
+        return _no_session(request, slug)
     if request.method == "POST":
-        return _post(request, study, participant)
-    return _render_step(request, study, participant)
+        with services.participant_locked(participant_id=participant_id, slug=slug) as participant:
+            if participant is None:
+                return _no_session(request, slug)
+            plan = study_plan(study_id=participant.study_id, version=participant.definition_version)
+            return _post(request, plan, participant)
+    participant = participant_for_page(participant_id=participant_id, slug=slug)
+    if participant is None:
+        return _no_session(request, slug)
+    plan = study_plan(study_id=participant.study_id, version=participant.definition_version)
+    return _render_step(request, plan, participant)
 
 
-def _here(study: Study) -> HttpResponseRedirect:
+def _here(study: StudyPlan) -> HttpResponseRedirect:
     return redirect("participation:step", slug=study.slug)
 
 
 # --- drafts: what a participant typed into a form that was refused ---------------------------
 #
 # A refused form (empty answer, too long, survey incomplete) is not re-rendered in the POST's
-# response: its data go into the session and the participant is redirected to the step's GET,
-# which shows them with their errors. So every POST ends in a redirect, Refresh never re-posts,
-# and Back never meets a "confirm form resubmission" page. A draft belongs to one page (its step
-# token) and is dropped as soon as the participant is on another page.
+# response: its data go onto the participant's row (``Participant.draft``) and the participant
+# is redirected to the step's GET, which shows them with their errors. So every POST ends in a
+# redirect, Refresh never re-posts, and Back never meets a "confirm form resubmission" page. A
+# draft belongs to one page (its step token): another page ignores it, and the next step change
+# clears it.
 
 
-def _draft_key(study: Study) -> str:
-    return f"draft:{study.pk}"
+def _draft_for(participant: Participant, token: str) -> dict | None:
+    """The draft of the page with ``token`` (``{field: value}``), or ``None``."""
+    draft = participant.draft
+    if not draft or draft.get("token") != token:
+        return None
+    return draft.get("data") or {}
 
 
-def _draft_keep(request: HttpRequest, study: Study, form, token: str) -> None:
-    """Store the submitted values of ``form``'s own fields for the page with ``token``."""
+def _refuse(
+    request: HttpRequest, study: StudyPlan, participant: Participant, form, token: str, message: str = ""
+) -> HttpResponse:
+    """Keep a refused form's own fields for the next GET of the step and redirect there."""
     data = {
         name: request.POST[name]
         for name in form.fields
         if name != "token" and name in request.POST
     }
-    request.session[_draft_key(study)] = {"token": token, "data": data}
-
-
-def _draft_for(request: HttpRequest, study: Study, token: str) -> dict | None:
-    """The draft of the page with ``token`` (``{field: value}``), or ``None``; drops older ones."""
-    draft = request.session.get(_draft_key(study))
-    if draft is None:
-        return None
-    if draft.get("token") != token:
-        del request.session[_draft_key(study)]
-        return None
-    return draft["data"]
-
-
-def _draft_drop(request: HttpRequest, study: Study) -> None:
-    request.session.pop(_draft_key(study), None)
-
-
-def _refuse(request: HttpRequest, study: Study, form, token: str, message: str = "") -> HttpResponse:
-    """Keep a refused form's data for the next GET of the step and redirect there."""
-    _draft_keep(request, study, form, token)
+    services.draft_save(participant=participant, token=token, data=data)
     if message:
         messages.error(request, message)
     return _here(study)
 
 
-def _post(request: HttpRequest, study: Study, participant: Participant) -> HttpResponse:
+def _post(request: HttpRequest, study: StudyPlan, participant: Participant) -> HttpResponse:
+    """Submit the current step of a participant locked by the caller (see :func:`step`)."""
     token = services.step_token(participant)
     posted = request.POST.get("token", "")
     if posted != token and services.token_of_other_participant(participant, posted):
@@ -188,21 +186,15 @@ def _post(request: HttpRequest, study: Study, participant: Participant) -> HttpR
         if step_ == Participant.Step.CONSENT:
             form = ConsentForm(request.POST)
             if not form.is_valid():
-                return _refuse(request, study, form, token)
-            p = services.consent_record(
-                participant_id=participant.pk,
-                token=form.cleaned_data["token"],
-                agreed=form.cleaned_data["decision"] == "agree",
+                return _refuse(request, study, participant, form, token)
+            p = services.consent_save(
+                participant=participant, agreed=form.cleaned_data["decision"] == "agree"
             )
-            _draft_drop(request, study)
             if p.status == Participant.Status.NO_CONSENT:
                 return redirect(completion_url(study.no_consent_code))
         elif step_ == Participant.Step.INSTRUCTIONS:
-            form = StepForm(request.POST)
-            if form.is_valid():
-                services.instructions_confirm(
-                    participant_id=participant.pk, token=form.cleaned_data["token"]
-                )
+            if StepForm(request.POST).is_valid():
+                services.instructions_save(participant=participant)
         elif step_ in (Participant.Step.TRAINING, Participant.Step.TASK):
             _, _, position = services.current_task(participant, study)
             form = AnswerForm(
@@ -217,36 +209,35 @@ def _post(request: HttpRequest, study: Study, participant: Participant) -> HttpR
                 messages.info(request, services.STALE_MESSAGE)
                 return _here(study)
             if not form.is_valid():
-                return _refuse(request, study, form, token)
+                return _refuse(request, study, participant, form, token)
             try:
-                services.answer_submit(
-                    study=study,
-                    participant_id=participant.pk,
-                    token=form.cleaned_data["token"],
+                services.answer_save(
+                    participant=participant,
+                    plan=study,
                     answer=form.answer_text(),
                     telemetry=form.cleaned_data["client_events"],
                 )
-            except services.InvalidAnswer as exc:
-                return _refuse(request, study, form, token, str(exc))
-            _draft_drop(request, study)
+            except InvalidAnswer as exc:
+                return _refuse(request, study, participant, form, token, str(exc))
         elif step_ == Participant.Step.SURVEY:
             form = SurveyForm(
                 request.POST, survey=study.survey, conditions=participant_conditions(participant)
             )
             if not form.is_valid():
-                return _refuse(request, study, form, token, "Please check the questions marked below.")
+                return _refuse(
+                    request, study, participant, form, token, "Please check the questions marked below."
+                )
             try:
-                services.survey_submit(
-                    participant_id=participant.pk,
-                    token=form.cleaned_data["token"],
+                services.survey_save(
+                    participant=participant,
+                    plan=study,
                     responses=form.responses(),
                     comment=form.cleaned_data["comment"],
                 )
-            except services.InvalidAnswer as exc:
-                return _refuse(request, study, form, token, str(exc))
-            _draft_drop(request, study)
+            except InvalidAnswer as exc:
+                return _refuse(request, study, participant, form, token, str(exc))
             return redirect(completion_url(study.completion_code))
-    except services.StaleStep as exc:
+    except StaleStep as exc:
         messages.info(request, str(exc))
     # Also after a failed instruction check under the "end" policy: the done page explains why
     # the study ends before the participant returns to Prolific with the failed-check code.
@@ -262,9 +253,9 @@ def _bound(form_class, draft: dict | None, token: str, **kwargs):
     return form
 
 
-def _render_step(request: HttpRequest, study: Study, participant: Participant) -> HttpResponse:
+def _render_step(request: HttpRequest, study: StudyPlan, participant: Participant) -> HttpResponse:
     token = services.step_token(participant)
-    draft = _draft_for(request, study, token)
+    draft = _draft_for(participant, token)
     ctx = {
         "study": study,
         "participant": participant,
@@ -279,7 +270,7 @@ def _render_step(request: HttpRequest, study: Study, participant: Participant) -
     ):
         return render(request, "participation/ended.html", ctx)
     if step_ == Participant.Step.DONE:
-        code = completion_code(participant)
+        code = completion_code(participant, study)
         ctx.update(code=code, completion_url=completion_url(code) if code else None)
         return render(request, "participation/done.html", ctx)
     if step_ == Participant.Step.CONSENT:
@@ -288,12 +279,14 @@ def _render_step(request: HttpRequest, study: Study, participant: Participant) -
     if step_ == Participant.Step.INSTRUCTIONS:
         ctx.update(
             form=StepForm(initial={"token": token}),
-            page=task_page(setting=training_setting(study), condition="no_pattern", shuffle_seed=0),
+            page=task_page(setting=study.training, condition="no_pattern", shuffle_seed=0),
         )
         return render(request, "participation/instructions.html", ctx)
     if step_ in (Participant.Step.TRAINING, Participant.Step.TASK):
-        response = services.task_serve(participant=participant, study=study)
         setting, condition, position = services.current_task(participant, study)
+        # Built once: it fixes the response row's shown order and is what the page shows.
+        page = task_page(setting=setting, condition=condition, shuffle_seed=participant.shuffle_seed)
+        services.task_serve(participant=participant, study=study, page=page)
         ctx.update(
             form=_bound(
                 AnswerForm,
@@ -303,11 +296,10 @@ def _render_step(request: HttpRequest, study: Study, participant: Participant) -
                 min_chars=study.min_answer_chars,
                 max_chars=study.max_answer_chars,
             ),
-            page=task_page(setting=setting, condition=condition, shuffle_seed=participant.shuffle_seed),
+            page=page,
             position=position,
             n_tasks=len(participant.cell_plan),
             is_training=position == 0,
-            response=response,
         )
         return render(request, "participation/task.html", ctx)
     ctx["form"] = _bound(

@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from spotlight_study.studies.models import Study
 from spotlight_study.studies.selectors import main_settings, study_cells, training_setting
 
-# The rules of ``participation.exports._exclusion``, in the order it applies them, plus the
+from .errors import PlanInputError
+
+# The rules of ``results.exports._exclusion``, in the order it applies them, plus the
 # exclusions an annotator can give in a final label (annotation's ``Label.Exclusion`` without
 # ``none``; tests/prereg checks that the two lists agree).
 EXCLUSION_RULES = (
@@ -32,10 +34,6 @@ EXCLUSION_SCOPE = (
     "statistic, in every setting and in the survey (analysis.inputs)."
 )
 IDENTIFICATION_ALTERNATIVE = "larger"
-
-
-class PlanInputError(ValueError):
-    """The options for the plan are incomplete or out of range (message for the researcher)."""
 
 
 @dataclass(frozen=True)

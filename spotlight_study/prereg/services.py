@@ -8,14 +8,11 @@ from django.db import IntegrityError, transaction
 from spotlight_study.studies.freeze import study_freeze_reason
 from spotlight_study.studies.models import Study
 
+from .errors import PreregError
 from .models import PlanVersion
 from .selectors import plan_latest
 
 REASON_MAX_CHARS = 2000
-
-
-class PreregError(Exception):
-    """A plan version cannot be registered as asked (message for the researcher)."""
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,12 @@ stored webhook events (payload)        deleted                      PID -> pseud
 bonus payments (recipient, CSV sent)   PID, submission ids and      PID -> pseudonym
                                        pseudonym -> ``erased``;
                                        amounts kept
-server sessions of the participant     deleted                      (hold no PID)
 admin log entries of deleted rows      deleted                      (hold no PID)
 =====================================  ===========================  ==========================
+
+A participant has no server session to delete: the browser holds only a signed cookie with the
+participant's row id (``participation/binding.py``), which points at nothing once the row is
+deleted, and a refused draft answer is stored on the participant row itself.
 
 Each call writes one :class:`~.models.PrivacyAction` that holds neither the PID nor the
 pseudonym. Both run in one transaction under the study's row lock, which arrivals also take, so
@@ -46,19 +49,17 @@ from spotlight_study.annotation.models import (
     FinalLabel,
     Item,
 )
+from spotlight_study.identifiers import PSEUDONYM_RE
 from spotlight_study.participation.models import Participant
-from spotlight_study.participation.selectors import PSEUDONYM_RE, participant_pseudonym
+from spotlight_study.participation.selectors import participant_pseudonym
 from spotlight_study.prolific.models import BonusPayment, ProlificStudy, Submission, WebhookEvent
 from spotlight_study.studies.models import Study
 
+from .errors import PrivacyError
 from .models import PrivacyAction
 
 #: What replaces an erased participant's identifiers in bonus payment records.
 ERASED = "erased"
-
-
-class PrivacyError(Exception):
-    """An erasure or purge that cannot be done; the message says why. Nothing was changed."""
 
 
 @dataclass(frozen=True)
@@ -148,26 +149,6 @@ def _redact_bonus_payments(prolific_study: ProlificStudy | None, mapping: dict[s
     return changed
 
 
-def _delete_sessions(*, study: Study, participant_id: int) -> int:
-    """Delete the database sessions bound to the participant (they may hold a draft answer)."""
-    if settings.SESSION_ENGINE not in (
-        "django.contrib.sessions.backends.db",
-        "django.contrib.sessions.backends.cached_db",
-    ):
-        return 0
-    from django.contrib.sessions.models import Session
-
-    key = f"participant:{study.pk}"
-    doomed = [s.pk for s in Session.objects.iterator() if s.get_decoded().get(key) == participant_id]
-    Session.objects.filter(pk__in=doomed).delete()
-    if settings.SESSION_ENGINE.endswith("cached_db"):
-        from django.contrib.sessions.backends.cached_db import KEY_PREFIX
-        from django.core.cache import caches
-
-        caches[settings.SESSION_CACHE_ALIAS].delete_many([KEY_PREFIX + k for k in doomed])
-    return len(doomed)
-
-
 def _delete_log_entries(model, pks: Iterable[int]) -> int:
     pks = [str(pk) for pk in pks]
     if not pks:
@@ -207,31 +188,14 @@ def participant_erase(
     note = _check_note(note, [pid])
     with transaction.atomic():
         study = Study.objects.select_for_update().get(pk=study.pk)
-        participant = Participant.objects.filter(study=study, prolific_pid=pid).first()
-        prolific_study = ProlificStudy.objects.filter(study=study).first()
-        submissions = Submission.objects.none()
-        if prolific_study is not None:
-            mine = Q(prolific_pid=pid)
-            if participant is not None:
-                mine |= Q(participant=participant)
-            submissions = Submission.objects.filter(Q(prolific_study=prolific_study) & mine)
-        submission_ids = set(submissions.values_list("submission_id", flat=True))
-        if participant is not None and participant.prolific_session_id:
-            submission_ids.add(participant.prolific_session_id)
-        events = _study_events(study=study, submission_ids=submission_ids, pids={pid})
-        if participant is None and not submissions.exists() and not events.exists():
+        held = _held_by(study=study, pid=pid)
+        if held.participant is None and not held.submissions.exists() and not held.events.exists():
             raise PrivacyError(
                 f"Nothing in study '{study.slug}' holds this Prolific ID; nothing was erased."
             )
         pseudonym = participant_pseudonym(study=study, prolific_pid=pid)
-        rows: dict[str, int] = {}
-        mapping = {pid: ERASED, pseudonym: ERASED, **{s: ERASED for s in submission_ids}}
-        rows["bonus_payments_redacted"] = _redact_bonus_payments(prolific_study, mapping)
-        rows["admin_log_entries"] = _delete_log_entries(
-            WebhookEvent, events.values_list("pk", flat=True)
-        ) + _delete_log_entries(Submission, submissions.values_list("pk", flat=True))
-        rows["webhook_events"], _ = events.delete()
-        rows["prolific_submissions"] = submissions.delete()[1].get(Submission._meta.label, 0)
+        mapping = {pid: ERASED, pseudonym: ERASED, **{s: ERASED for s in held.submission_ids}}
+        rows = _erase_prolific_rows(held, mapping)
         other_studies = (
             Participant.objects.filter(prolific_pid=pid).exclude(study=study).count()
         )
@@ -241,29 +205,82 @@ def participant_erase(
             performed_by=_operator(performed_by),
             note=note,
         )
-        if participant is not None:
-            items = Item.objects.filter(response__participant=participant)
-            rows.update(
-                participants=1,
-                task_responses=participant.responses.count(),
-                survey_answers=participant.survey_answers.count(),
-                annotation_items=items.count(),
-                annotations=Annotation.objects.filter(item__in=items).count(),
-                annotation_revisions=AnnotationRevision.objects.filter(
-                    annotation__item__in=items
-                ).count(),
-                annotation_assignments=Assignment.objects.filter(item__in=items).count(),
-                final_labels=FinalLabel.objects.filter(item__in=items).count(),
-                sessions=_delete_sessions(study=study, participant_id=participant.pk),
-            )
-            rows["admin_log_entries"] += _delete_log_entries(Participant, [participant.pk])
-            action.cell_index = participant.cell_index
-            action.participant_status = participant.status
-            action.was_pilot = participant.is_pilot
-            participant.delete()
+        if held.participant is not None:
+            _erase_participant(held.participant, study=study, action=action, rows=rows)
         action.rows = rows
         action.save()
     return ErasureResult(action=action, pseudonym=pseudonym, other_studies=other_studies)
+
+
+@dataclass(frozen=True)
+class _Holdings:
+    """What of one study holds one Prolific ID: its participant (if any), the study's Prolific
+    link, the submission rows of the PID or the participant, their ids (with the participant's
+    Prolific session id) and the stored webhook events that name any of them."""
+
+    participant: Participant | None
+    prolific_study: ProlificStudy | None
+    submissions: QuerySet
+    submission_ids: set[str]
+    events: QuerySet
+
+
+def _held_by(*, study: Study, pid: str) -> _Holdings:
+    """The rows of ``study`` that hold ``pid`` or derive from its participant (read only)."""
+    participant = Participant.objects.filter(study=study, prolific_pid=pid).first()
+    prolific_study = ProlificStudy.objects.filter(study=study).first()
+    submissions = Submission.objects.none()
+    if prolific_study is not None:
+        mine = Q(prolific_pid=pid)
+        if participant is not None:
+            mine |= Q(participant=participant)
+        submissions = Submission.objects.filter(Q(prolific_study=prolific_study) & mine)
+    submission_ids = set(submissions.values_list("submission_id", flat=True))
+    if participant is not None and participant.prolific_session_id:
+        submission_ids.add(participant.prolific_session_id)
+    events = _study_events(study=study, submission_ids=submission_ids, pids={pid})
+    return _Holdings(participant, prolific_study, submissions, submission_ids, events)
+
+
+def _erase_prolific_rows(held: _Holdings, mapping: dict[str, str]) -> dict[str, int]:
+    """Redact the bonus payments by ``mapping`` and delete the submissions, webhook events and
+    their admin log entries; returns the audit row counts of these steps."""
+    rows: dict[str, int] = {}
+    rows["bonus_payments_redacted"] = _redact_bonus_payments(held.prolific_study, mapping)
+    rows["admin_log_entries"] = _delete_log_entries(
+        WebhookEvent, held.events.values_list("pk", flat=True)
+    ) + _delete_log_entries(Submission, held.submissions.values_list("pk", flat=True))
+    rows["webhook_events"], _ = held.events.delete()
+    rows["prolific_submissions"] = held.submissions.delete()[1].get(Submission._meta.label, 0)
+    return rows
+
+
+def _erase_participant(
+    participant: Participant, *, study: Study, action: PrivacyAction, rows: dict[str, int]
+) -> None:
+    """Delete ``participant`` with everything made from their answers.
+
+    Adds the counts of what goes to ``rows`` (counted before the cascade deletes it) and keeps
+    the participant's cell, status and pilot flag on ``action`` (not saved here).
+    """
+    items = Item.objects.filter(response__participant=participant)
+    rows.update(
+        participants=1,
+        task_responses=participant.responses.count(),
+        survey_answers=participant.survey_answers.count(),
+        annotation_items=items.count(),
+        annotations=Annotation.objects.filter(item__in=items).count(),
+        annotation_revisions=AnnotationRevision.objects.filter(
+            annotation__item__in=items
+        ).count(),
+        annotation_assignments=Assignment.objects.filter(item__in=items).count(),
+        final_labels=FinalLabel.objects.filter(item__in=items).count(),
+    )
+    rows["admin_log_entries"] += _delete_log_entries(Participant, [participant.pk])
+    action.cell_index = participant.cell_index
+    action.participant_status = participant.status
+    action.was_pilot = participant.is_pilot
+    participant.delete()
 
 
 def identifiers_purge(

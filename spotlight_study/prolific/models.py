@@ -20,7 +20,7 @@ from django.db import models
 from spotlight_study.participation.models import Participant
 from spotlight_study.studies.models import Study
 
-from .client import REJECTION_CATEGORIES, REJECTION_MESSAGE_MIN_CHARS
+from .payloads import REJECTION_CATEGORIES, REJECTION_MESSAGE_MIN_CHARS
 from .statuses import STATUS_RANK  # noqa: F401  (re-exported; the order lives in statuses.py)
 
 

@@ -17,7 +17,7 @@ from spotlight_study.participation.models import Participant
 from spotlight_study.participation.selectors import participant_pseudonym
 from spotlight_study.studies.models import Study
 
-from .client import CompletionCode, StudyDraft
+from .payloads import CompletionCode, StudyDraft
 from .models import BonusPayment, ProlificStudy, Submission
 from .statuses import STATUS_RANK
 

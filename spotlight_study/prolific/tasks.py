@@ -14,13 +14,14 @@ import random
 from celery import shared_task
 from django.conf import settings
 
-from . import selectors, services
-from .client import ProlificAPIError, ProlificTransportError
+from . import selectors
+from .errors import ProlificAPIError, ProlificTransportError
+from .services.submissions import submissions_sync
 
 logger = logging.getLogger(__name__)
 
 
-@shared_task(name="spotlight_study.prolific.tasks.prolific_sync_all")
+@shared_task(name="prolific.submissions_sync_all")
 def prolific_sync_all() -> int:
     """Queue a sync of every linked study; returns how many were queued (0 without a token)."""
     if not settings.PROLIFIC_API_TOKEN:
@@ -33,22 +34,27 @@ def prolific_sync_all() -> int:
 
 
 def _countdown(retries: int) -> float:
-    """Exponential backoff with jitter for task retries: about 30 s, 60 s, 120 s, ... at most 10 min."""
+    """The Prolific integration's one backoff schedule, in seconds before retry ``retries + 1``.
+
+    Exponential with jitter: about 30 s, 60 s, 120 s, ... at most 10 min, each scaled by a random
+    factor in [0.5, 1] so that the syncs of many studies do not retry in step. The HTTP client's
+    own short retries (``transport.py``) come first, within one task run.
+    """
     return min(600.0, 30.0 * 2**retries) * random.uniform(0.5, 1.0)
 
 
 @shared_task(
-    name="spotlight_study.prolific.tasks.prolific_sync_study", bind=True, acks_late=True, max_retries=5
+    name="prolific.submissions_sync", bind=True, acks_late=True, max_retries=5
 )
 def prolific_sync_study(self, prolific_study_id: int) -> dict:
     """Pull the submissions of one study and apply their statuses (see ``submissions_sync``).
 
     Retried with backoff when Prolific cannot be reached or answers 429/5xx (the sync only reads
     Prolific and is idempotent); other errors (e.g. 401, a bad token) fail at once. Returns the
-    :class:`~.services.SyncReport` as a dict.
+    :class:`~.services.submissions.SyncReport` as a dict.
     """
     try:
-        report = services.submissions_sync(prolific_study_id=prolific_study_id)
+        report = submissions_sync(prolific_study_id=prolific_study_id)
     except ProlificTransportError as exc:
         raise self.retry(exc=exc, countdown=_countdown(self.request.retries)) from None
     except ProlificAPIError as exc:
@@ -56,14 +62,3 @@ def prolific_sync_study(self, prolific_study_id: int) -> dict:
             raise
         raise self.retry(exc=exc, countdown=_countdown(self.request.retries)) from None
     return vars(report)
-
-
-@shared_task(
-    name="spotlight_study.prolific.tasks.prolific_verify_entry",
-    autoretry_for=(ProlificTransportError,),
-    retry_backoff=True,
-    max_retries=3,
-)
-def prolific_verify_entry(participant_id: int) -> bool | None:
-    """Check a participant's SESSION_ID against Prolific (``submission_entry_verify``)."""
-    return services.submission_entry_verify(participant_id=participant_id)

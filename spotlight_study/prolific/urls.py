@@ -2,6 +2,7 @@
 from django.urls import path, re_path
 
 from . import views
+from .services.review import submissions_approve_completed, submissions_review_failed_checks
 
 app_name = "prolific"
 
@@ -12,8 +13,14 @@ urlpatterns = [
     path("webhook/", views.webhook, name="webhook"),
     path("<slug:slug>/", views.review, name="review"),
     path("<slug:slug>/sync/", views.sync, name="sync"),
-    path("<slug:slug>/approve/", views.approve, name="approve"),
-    path("<slug:slug>/failed-checks/", views.failed_checks, name="failed_checks"),
+    # One review view; the URL names the service it runs.
+    path("<slug:slug>/approve/", views.review_action, {"service": submissions_approve_completed}, name="approve"),
+    path(
+        "<slug:slug>/failed-checks/",
+        views.review_action,
+        {"service": submissions_review_failed_checks},
+        name="failed_checks",
+    ),
     path("<slug:slug>/bonuses/", views.bonus_draft, name="bonus_draft"),
     re_path(BONUS + "$", views.bonus, name="bonus"),
     re_path(BONUS + "pay/$", views.bonus_pay, name="bonus_pay"),

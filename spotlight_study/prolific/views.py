@@ -14,6 +14,7 @@ The webhook (``POST /prolific/webhook/``) answers, in this order of checks:
 from __future__ import annotations
 
 import hashlib
+from typing import Callable
 
 from django.conf import settings
 from django.contrib import messages
@@ -24,13 +25,18 @@ from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
-from spotlight_study.annotation.roles import researcher_required
+from spotlight_study.accounts.roles import researcher_required
 from spotlight_study.studies.models import Study
+from spotlight_study.studies.selectors import study_get_or_404
 
-from . import selectors, services, webhooks
-from .client import ProlificError
+from . import selectors, webhooks
+from .errors import ProlificError, ProlificServiceError, WebhookEventInvalid
 from .forms import BonusCSVForm
 from .models import BonusPayment
+from .services.bonuses import bonus_payment_draft, bonus_payment_pay
+from .services.review import ReviewReport
+from .services.submissions import submissions_sync
+from .services.webhook import webhook_event_receive
 
 
 @csrf_exempt
@@ -72,25 +78,18 @@ def webhook(request: HttpRequest) -> HttpResponse:
     event_id = event_id or "sha256:" + hashlib.sha256(timestamp.encode() + body).hexdigest()
     event_time = webhooks.timestamp_parse(request.headers.get(webhooks.EVENT_TIMESTAMP_HEADER, "")) or sent
     try:
-        event, created = services.webhook_event_receive(
+        event, created = webhook_event_receive(
             event_id=event_id,
             event_type=str(payload.get("event_type") or ""),
             payload=payload,
             sent_at=event_time,
         )
-    except services.WebhookEventInvalid as exc:
+    except WebhookEventInvalid as exc:
         return JsonResponse({"detail": str(exc)}, status=400)
     return JsonResponse({"event": event.event_id, "duplicate": not created, "outcome": event.outcome})
 
 
 # --- review pages (researchers) -----------------------------------------------------------
-
-
-def _study(slug: str) -> Study:
-    study = Study.objects.filter(slug=slug).first()
-    if study is None:
-        raise Http404("No such study.")
-    return study
 
 
 def _linked_or_redirect(request: HttpRequest, study: Study):
@@ -108,7 +107,7 @@ def _linked_or_redirect(request: HttpRequest, study: Study):
 @researcher_required
 def review(request: HttpRequest, slug: str) -> HttpResponse:
     """Submission statuses, bulk approval, failed checks and bonuses of one study."""
-    study = _study(slug)
+    study = study_get_or_404(slug=slug, with_settings=False)
     summary = selectors.review_summary(study)
     ps = summary["prolific"]
     return render(
@@ -124,12 +123,12 @@ def review(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _run(request: HttpRequest, slug: str, action) -> HttpResponse:
-    study = _study(slug)
+    study = study_get_or_404(slug=slug, with_settings=False)
     ps = _linked_or_redirect(request, study)
     if ps is not None:
         try:
             messages.success(request, action(ps))
-        except (services.ProlificServiceError, ProlificError, ValidationError) as exc:
+        except (ProlificServiceError, ProlificError, ValidationError) as exc:
             messages.error(request, str(exc))
     return redirect("prolific:review", slug=slug)
 
@@ -140,7 +139,7 @@ def sync(request: HttpRequest, slug: str) -> HttpResponse:
     """Pull submission statuses from Prolific now."""
 
     def action(ps):
-        r = services.submissions_sync(prolific_study_id=ps.pk)
+        r = submissions_sync(prolific_study_id=ps.pk)
         return (
             f"Synced {r.fetched} submission(s): {r.created} new, {r.changed} changed, "
             f"{r.freed} place(s) freed."
@@ -149,41 +148,45 @@ def sync(request: HttpRequest, slug: str) -> HttpResponse:
     return _run(request, slug, action)
 
 
+def _review_message(report: ReviewReport) -> str:
+    """What a review action did, for the page; raises ``ProlificServiceError`` if it stopped."""
+    if report.errors:
+        raise ProlificServiceError(
+            f"{report.done} of {report.selected} done, then: {report.errors[0]}"
+        )
+    if report.action == "approve":
+        return (
+            f"Approved {report.done} of {report.selected} submission(s) in "
+            f"{report.api_calls} request(s)."
+        )
+    if report.action == "manual":
+        return f"{report.selected} submission(s) left for manual review on Prolific."
+    return (
+        f"{report.action.replace('_', ' ').capitalize()}: {report.done} of {report.selected} "
+        "submission(s)."
+    )
+
+
 @researcher_required
 @require_POST
-def approve(request: HttpRequest, slug: str) -> HttpResponse:
-    """Approve the completed submissions in bulk."""
+def review_action(
+    request: HttpRequest, slug: str, service: Callable[..., ReviewReport]
+) -> HttpResponse:
+    """Run one review action on the study's submissions and say what it did.
 
-    def action(ps):
-        r = services.submissions_approve_completed(prolific_study_id=ps.pk)
-        return f"Approved {r.done} of {r.selected} submission(s) in {r.api_calls} request(s)."
-
-    return _run(request, slug, action)
-
-
-@researcher_required
-@require_POST
-def failed_checks(request: HttpRequest, slug: str) -> HttpResponse:
-    """Ask to return (or reject, per the study's setting) the failed instruction checks."""
-
-    def action(ps):
-        r = services.submissions_review_failed_checks(prolific_study_id=ps.pk)
-        if r.errors:
-            raise services.ProlificServiceError(
-                f"{r.done} of {r.selected} done, then: {r.errors[0]}"
-            )
-        if r.action == "manual":
-            return f"{r.selected} submission(s) left for manual review on Prolific."
-        return f"{r.action.replace('_', ' ').capitalize()}: {r.done} of {r.selected} submission(s)."
-
-    return _run(request, slug, action)
+    ``service`` comes from the URL (``urls.py``): approve the completed submissions in bulk
+    (:func:`~.services.review.submissions_approve_completed`), or ask to return (or reject, per
+    the study's setting) the failed instruction checks
+    (:func:`~.services.review.submissions_review_failed_checks`).
+    """
+    return _run(request, slug, lambda ps: _review_message(service(prolific_study_id=ps.pk)))
 
 
 @researcher_required
 @require_POST
 def bonus_draft(request: HttpRequest, slug: str) -> HttpResponse:
     """Check a bonus CSV and show the dry run (nothing is sent)."""
-    study = _study(slug)
+    study = study_get_or_404(slug=slug, with_settings=False)
     ps = _linked_or_redirect(request, study)
     if ps is None:
         return redirect("prolific:review", slug=slug)
@@ -192,10 +195,10 @@ def bonus_draft(request: HttpRequest, slug: str) -> HttpResponse:
         messages.error(request, " ".join(m for ms in form.errors.values() for m in ms))
         return redirect("prolific:review", slug=slug)
     try:
-        payment = services.bonus_payment_draft(
+        payment = bonus_payment_draft(
             prolific_study_id=ps.pk, csv_text=form.csv_text(), created_by=request.user
         )
-    except services.ProlificServiceError as exc:
+    except ProlificServiceError as exc:
         messages.error(request, str(exc))
         return redirect("prolific:review", slug=slug)
     return redirect("prolific:bonus", slug=slug, pk=payment.pk)
@@ -204,7 +207,7 @@ def bonus_draft(request: HttpRequest, slug: str) -> HttpResponse:
 @researcher_required
 def bonus(request: HttpRequest, slug: str, pk: str) -> HttpResponse:
     """One bonus payment: its lines, total and status; a draft has the button to pay."""
-    study = _study(slug)
+    study = study_get_or_404(slug=slug, with_settings=False)
     pk = int(pk)
     payment = BonusPayment.objects.filter(pk=pk, prolific_study__study=study).first()
     if payment is None:
@@ -216,13 +219,13 @@ def bonus(request: HttpRequest, slug: str, pk: str) -> HttpResponse:
 @require_POST
 def bonus_pay(request: HttpRequest, slug: str, pk: str) -> HttpResponse:
     """Set up and pay a drafted bonus payment, once."""
-    study = _study(slug)
+    study = study_get_or_404(slug=slug, with_settings=False)
     pk = int(pk)
     if not BonusPayment.objects.filter(pk=pk, prolific_study__study=study).exists():
         raise Http404("No such bonus payment.")
     try:
-        payment = services.bonus_payment_pay(bonus_payment_id=pk)
+        payment = bonus_payment_pay(bonus_payment_id=pk)
         messages.success(request, f"Bonus payment {payment.pk} paid: {payment.total_minor_units / 100:.2f} in bonuses.")
-    except (services.ProlificServiceError, ProlificError) as exc:
+    except (ProlificServiceError, ProlificError) as exc:
         messages.error(request, str(exc))
     return redirect("prolific:bonus", slug=slug, pk=pk)

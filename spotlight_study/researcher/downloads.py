@@ -8,7 +8,7 @@
   survey answers side by side (oTree's "wide" format), built from the same rows;
 - ``README.txt``: every column of every file, with its meaning.
 
-Everything comes from one call of :func:`~spotlight_study.participation.exports.export_rows`, so
+Everything comes from one call of :func:`~spotlight_study.results.exports.export_rows`, so
 the four CSV files always agree. The zip is built in memory (a study of 10,000 participants gives
 a few MB).
 """
@@ -21,11 +21,11 @@ from datetime import datetime
 
 from django.utils import timezone
 
-from spotlight_study.csvsafe import SafeDictWriter
-from spotlight_study.participation.exports import (
+from spotlight_study.results.exports import (
     PARTICIPANTS_COLUMNS,
     RESPONSES_COLUMNS,
     SURVEY_COLUMNS,
+    csv_write,
     export_rows,
 )
 from spotlight_study.studies.models import Setting, Study
@@ -73,6 +73,8 @@ _RESPONSES_DOC = {
     "excluded": "0/1; 1 when exclusion_reason is set",
     "exclusion_reason": "failed_instruction_check, incomplete, or an exclusion from annotation "
     "(copy_pasted, ai_generated, duplicate, other); empty if included",
+    "label_source": "where the final label comes from: agreement, adjudication, or "
+    "machine:llm:<model> (a machine label accepted by the researcher); empty until labelled",
 }
 _SURVEY_DOC = {
     "participant": "pseudonym of the participant",
@@ -252,9 +254,7 @@ def readme_text(
 
 def _csv_text(columns: list[str], rows: list[dict]) -> str:
     buffer = io.StringIO(newline="")
-    writer = SafeDictWriter(buffer, fieldnames=columns)
-    writer.writeheader()
-    writer.writerows(rows)
+    csv_write(buffer, columns, rows)
     return buffer.getvalue()
 
 

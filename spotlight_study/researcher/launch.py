@@ -17,7 +17,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from spotlight_study.annotation.roles import ANNOTATORS
+from spotlight_study.accounts.roles import ANNOTATORS
 from spotlight_study.participation.models import Participant
 from spotlight_study.prolific.models import ProlificStudy
 from spotlight_study.studies.content import pattern_problems
@@ -25,7 +25,8 @@ from spotlight_study.studies.design import design_warnings
 from spotlight_study.studies.freeze import study_freeze_reason
 from spotlight_study.studies.models import Study
 from spotlight_study.studies.rules import abandonment_timeout_too_short, completion_code_clashes
-from spotlight_study.studies.schema import StudyFileError, parse_study_file, validate_study_data
+from spotlight_study.studies.errors import StudyFileError
+from spotlight_study.studies.schema import parse_study_file, validate_study_data
 from spotlight_study.studies.selectors import study_design_warnings
 
 GO = "go"

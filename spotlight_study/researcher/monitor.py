@@ -171,8 +171,8 @@ def _participant_flags(
     researcher page. ``failed_instruction_check`` counts 1 per participant whose check failed.
     """
     check = {p["id"]: p["instruction_check_passed"] for p in participants}
-    evidence: dict[bool, list[tuple[int, quality_flags.AnswerEvidence]]] = {False: [], True: []}
-    for pid, pilot, answer, ms, pastes, chars, hidden in (
+    populations: dict[bool, list[tuple[int, quality_flags.AnswerEvidence]]] = {False: [], True: []}
+    for row in (
         TaskResponse.objects.filter(
             pilot_filter,
             participant__study=study,
@@ -181,33 +181,21 @@ def _participant_flags(
         )
         .order_by()
         .values_list(
-            "participant_id", "participant__is_pilot", "answer", "time_on_task_ms",
-            "paste_count", "paste_chars", "hidden_ms",
+            "participant_id", "participant__is_pilot", *quality_flags.EVIDENCE_FIELDS, named=True
         )
         .iterator(chunk_size=5000)
     ):
-        evidence[pilot].append(
-            (
-                pid,
-                quality_flags.AnswerEvidence(
-                    answer=answer,
-                    time_on_task_ms=ms,
-                    paste_count=pastes,
-                    paste_chars=chars,
-                    hidden_ms=hidden,
-                    # The participant's check is counted once below, not once per answer.
-                    instruction_check_passed=None,
-                ),
-            )
+        # The participant's check is counted once below, not once per answer.
+        populations[row.participant__is_pilot].append(
+            (row.participant_id, quality_flags.evidence_of(row))
         )
     counts: dict[int, Counter] = {}
-    for population in evidence.values():
-        per_answer = quality_flags.flags_of_answers(
-            [e for _pid, e in population], short_time_flag_seconds=study.short_time_flag_seconds
+    for population in populations.values():
+        counts.update(
+            quality_flags.participant_flag_counts(
+                population, short_time_flag_seconds=study.short_time_flag_seconds
+            )
         )
-        for (pid, _e), answer_flags in zip(population, per_answer):
-            if answer_flags:
-                counts.setdefault(pid, Counter()).update(answer_flags)
     for pid, passed in check.items():
         if passed is False:
             counts.setdefault(pid, Counter())[quality_flags.FAILED_INSTRUCTION_CHECK] = 1

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from spotlight_study.participation.exports import results_export
+from spotlight_study.results.exports import results_export
 from spotlight_study.studies.models import Study
 
 
@@ -19,7 +19,12 @@ def latest_report_dir(study: Study) -> Path:
 
 
 def analysis_run(
-    *, study: Study, out_dir: str | Path, include_pilot: bool = False, plan: dict | None = None
+    *,
+    study: Study,
+    out_dir: str | Path,
+    include_pilot: bool = False,
+    plan: dict | None = None,
+    margin: float | None = None,
 ) -> dict:
     """Export the study's current data and run :func:`analysis.run_analysis` on it.
 
@@ -35,6 +40,12 @@ def analysis_run(
     plan : dict, optional
         A preregistered plan (``manage.py analyze`` passes the study's latest version): the
         report cites its hash and lists the deviations from it (:func:`analysis.run_analysis`).
+    margin : float, optional
+        Non-inferiority margin of the machine coder's decision, in kappa units (default
+        ``machine_agreement.DEFAULT_MARGIN``, 0.1). The report's section "Machine coder" gives
+        the machine coder's agreement and decision per label
+        (:func:`~spotlight_study.annotation.machine_agreement.machine_coder_summary`), or says
+        that there are no machine labels.
 
     Returns
     -------
@@ -44,7 +55,8 @@ def analysis_run(
     Raises
     ------
     analysis.AnalysisInputError
-        If the data cannot be analysed yet (e.g. answers not annotated); nothing is published.
+        If the data cannot be analysed yet (e.g. answers not annotated), or ``margin`` is
+        outside [0, 1]; nothing is published.
     OSError
         If a directory cannot be written.
 
@@ -53,12 +65,18 @@ def analysis_run(
     On success, ``report.html`` (self-contained) and ``results.json`` are also copied to
     :func:`latest_report_dir`, which the researcher page links to.
     """
-    from analysis import run_analysis
+    from analysis import AnalysisInputError, run_analysis
 
+    from spotlight_study.annotation.machine_agreement import DEFAULT_MARGIN, machine_coder_summary
+
+    margin = DEFAULT_MARGIN if margin is None else margin
+    if not 0 <= margin <= 1:
+        raise AnalysisInputError(f"the margin must be between 0 and 1 (kappa units), got {margin}")
     out = Path(out_dir)
     data_dir = out / "data"
     results_export(study=study, out_dir=data_dir, include_pilot=include_pilot)
-    results = run_analysis(data_dir, out, plan=plan)
+    machine_coder = machine_coder_summary(study=study, margin=margin)
+    results = run_analysis(data_dir, out, plan=plan, machine_coder=machine_coder)
     latest = latest_report_dir(study)
     latest.mkdir(parents=True, exist_ok=True)
     for name in ("report.html", "results.json"):

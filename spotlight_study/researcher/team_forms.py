@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from django import forms
 
-from spotlight_study.annotation.roles import ADJUDICATORS, ANNOTATORS
+from spotlight_study.accounts.roles import ADJUDICATORS, ANNOTATORS
 
 ROLE_CHOICES = [(ANNOTATORS, "Annotator"), (ADJUDICATORS, "Adjudicator")]
 

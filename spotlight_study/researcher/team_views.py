@@ -11,10 +11,10 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from spotlight_study.annotation.roles import role_required
+from spotlight_study.accounts.roles import staff_required
+from spotlight_study.annotation.errors import TeamError
 from spotlight_study.annotation.team import (
     ROLE_LABELS,
-    TeamError,
     member_get,
     password_set_link,
     team_member_add,
@@ -24,8 +24,6 @@ from spotlight_study.annotation.team import (
 )
 
 from .team_forms import TeamAddForm, TeamRemoveForm
-
-staff_required = role_required(lambda user: user.is_active and user.is_staff)
 
 
 def _duration_words(seconds: int) -> str:

@@ -11,19 +11,15 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from spotlight_study.annotation.roles import (
+from spotlight_study.accounts.roles import (
     is_adjudicator,
     is_annotator,
     is_researcher,
     researcher_required,
 )
+from spotlight_study.participation.errors import PilotError
 from spotlight_study.participation.forms import AnswerForm, ConsentForm, StepForm, SurveyForm
-from spotlight_study.participation.pilot import (
-    PILOT_MAX_PARTICIPANTS_WEB,
-    PilotError,
-    pilot_delete,
-    pilot_run,
-)
+from spotlight_study.participation.pilot import PILOT_MAX_PARTICIPANTS_WEB, pilot_delete, pilot_run
 from spotlight_study.participation.selectors import study_dashboard, task_page
 from spotlight_study.researcher.launch import launch_check
 from spotlight_study.researcher.downloads import results_zip
@@ -40,16 +36,9 @@ from spotlight_study.studies.models import Study
 from spotlight_study.studies.selectors import (
     setting_for_key,
     study_cells,
-    study_get_with_settings,
+    study_get_or_404,
     training_setting,
 )
-
-
-def _study(slug: str) -> Study:
-    try:
-        return study_get_with_settings(slug=slug)
-    except Study.DoesNotExist:
-        raise Http404("No such study.") from None
 
 
 def study_list(request: HttpRequest) -> HttpResponse:
@@ -77,7 +66,7 @@ def _study_list(request: HttpRequest) -> HttpResponse:
 @researcher_required
 def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
     """Participants per cell, median time per task and flags, live from the database."""
-    study = _study(slug)
+    study = study_get_or_404(slug=slug)
     entry = request.build_absolute_uri(reverse("participation:entry", kwargs={"slug": slug}))
     prolific_link = (
         f"{entry}?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}&STUDY_ID={{{{%STUDY_ID%}}}}"
@@ -112,7 +101,7 @@ def _launch_report(request: HttpRequest, study: Study):
 def pilot(request: HttpRequest, slug: str) -> HttpResponse:
     """Run a pilot of N simulated participants (``action=run``) or delete the pilot data
     (``action=delete``), then back to the study page with a message (POST-redirect-GET)."""
-    study = _study(slug)
+    study = study_get_or_404(slug=slug)
     back = reverse("researcher:study_detail", kwargs={"slug": slug}) + "#pilot"
     if request.POST.get("action") == "delete":
         deleted = pilot_delete(study=study)
@@ -145,7 +134,7 @@ def pilot(request: HttpRequest, slug: str) -> HttpResponse:
 @researcher_required
 def latest_report(request: HttpRequest, slug: str) -> HttpResponse:
     """The latest analysis report of the study (written by ``manage.py analyze``)."""
-    study = _study(slug)
+    study = study_get_or_404(slug=slug)
     path = latest_report_dir(study) / "report.html"
     if not path.exists():
         return render(request, "researcher/no_report.html", {"study": study}, status=404)
@@ -181,7 +170,7 @@ def _monitor_context(request: HttpRequest, study: Study) -> tuple[dict, int]:
 def monitor(request: HttpRequest, slug: str) -> HttpResponse:
     """The live monitor: one row per participant, filtered by ``status``, ``flag`` and
     ``pilot`` (GET), 200 rows a page; bad filter values give the page with a message (400)."""
-    study = _study(slug)
+    study = study_get_or_404(slug=slug)
     context, status = _monitor_context(request, study)
     return render(request, "researcher/monitor.html", context, status=status)
 
@@ -189,7 +178,7 @@ def monitor(request: HttpRequest, slug: str) -> HttpResponse:
 @researcher_required
 def monitor_rows(request: HttpRequest, slug: str) -> HttpResponse:
     """The monitor's ``<tbody>`` alone, for the page's auto-refresh (same GET parameters)."""
-    study = _study(slug)
+    study = study_get_or_404(slug=slug)
     context, status = _monitor_context(request, study)
     response = render(request, "researcher/_monitor_rows.html", context, status=status)
     response["Cache-Control"] = "no-store"
@@ -200,7 +189,7 @@ def monitor_rows(request: HttpRequest, slug: str) -> HttpResponse:
 def export_zip(request: HttpRequest, slug: str) -> HttpResponse:
     """Download ``<slug>-export.zip``: the three CSV files of ``export_results``,
     ``participants_wide.csv`` and ``README.txt``. Pilot data only with ``?include_pilot=1``."""
-    study = _study(slug)
+    study = study_get_or_404(slug=slug)
     raw = request.GET.get("include_pilot", "0")
     if raw not in ("0", "1", ""):
         messages.error(
@@ -228,14 +217,14 @@ def _pages(n_tasks: int) -> list[str]:
 @researcher_required
 def preview_index(request: HttpRequest, slug: str) -> HttpResponse:
     """The study's cells, each with a link to walk its flow."""
-    study = _study(slug)
+    study = study_get_or_404(slug=slug)
     return render(request, "researcher/preview_index.html", {"study": study, "cells": study_cells(study)})
 
 
 @researcher_required
 def preview_page(request: HttpRequest, slug: str, cell: int, page: str) -> HttpResponse:
     """One page of the flow as a participant in ``cell`` would see it. Records nothing."""
-    study = _study(slug)
+    study = study_get_or_404(slug=slug)
     cells = study_cells(study)
     if not 0 <= cell < len(cells):
         raise Http404("No such cell.")

@@ -10,21 +10,14 @@ from __future__ import annotations
 
 import openai
 
+from .errors import GenerationError
+
 # Errors that may go away if the whole job is tried again later (after the client's own retries).
 TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
     openai.APIConnectionError,  # includes APITimeoutError
     openai.RateLimitError,
     openai.InternalServerError,
 )
-
-
-class TransientGenerationError(Exception):
-    """A request failed for a reason that may pass (429, 5xx, connection), after the client's
-    own retries. The message is safe to log: it never contains the API key."""
-
-
-class GenerationError(Exception):
-    """A request the server refused for good (bad model, bad key, bad parameters) or an empty answer."""
 
 
 def make_client(*, base_url: str, api_key: str, max_retries: int, timeout_s: float) -> openai.OpenAI:

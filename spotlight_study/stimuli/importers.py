@@ -29,6 +29,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
+from .errors import OutputImportError
+
 FORMATS = ("auto", "json", "jsonl", "csv", "text")
 _EXTENSIONS = {
     ".json": "json",
@@ -38,10 +40,6 @@ _EXTENSIONS = {
     ".txt": "text",
     ".text": "text",
 }
-
-
-class OutputImportError(Exception):
-    """A file of outputs that cannot be imported; the message says what and where."""
 
 
 @dataclass(frozen=True)

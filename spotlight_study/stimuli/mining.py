@@ -20,14 +20,13 @@ arXiv:2203.05794.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Sequence
 
+from .errors import MiningError
+
 METHODS = ("premise", "ctfidf")
-
-
-class MiningError(Exception):
-    """The inputs cannot be mined (an empty group, an output without tokens) or Premise failed."""
 
 
 @dataclass(frozen=True)
@@ -89,11 +88,6 @@ def contains_pattern(tokens: Sequence[str] | set[str], clauses: Sequence[Sequenc
     return all(any(tok in present for tok in clause) for clause in clauses)
 
 
-def count_pattern(token_lists: Sequence[Sequence[str]], clauses: Sequence[Sequence[str]]) -> int:
-    """How many outputs contain the pattern (see :func:`contains_pattern`)."""
-    return sum(contains_pattern(set(tokens), clauses) for tokens in token_lists)
-
-
 def leaning_group(count_group1: int, n_group1: int, count_group2: int, n_group2: int, *, tie: int = 1) -> int:
     """1 or 2: the group where the share of outputs with the pattern is higher (``tie`` if equal)."""
     # Cross-multiplied to compare count1/n1 with count2/n2 without rounding.
@@ -101,18 +95,6 @@ def leaning_group(count_group1: int, n_group1: int, count_group2: int, n_group2:
     if left == right:
         return tie
     return 1 if left > right else 2
-
-
-def fisher_one_sided(count_in: int, n_in: int, count_out: int, n_out: int) -> float:
-    """One-sided Fisher exact p-value that the pattern is more frequent in the "in" group.
-
-    The 2x2 table is ``[[count_in, n_in - count_in], [count_out, n_out - count_out]]`` with
-    ``alternative="greater"`` (``scipy.stats.fisher_exact``); this is the p-value Premise reports.
-    """
-    from scipy.stats import fisher_exact
-
-    table = [[count_in, n_in - count_in], [count_out, n_out - count_out]]
-    return float(fisher_exact(table, alternative="greater").pvalue)
 
 
 def _check_groups(group1_tokens, group2_tokens) -> None:
@@ -127,13 +109,33 @@ def _check_groups(group1_tokens, group2_tokens) -> None:
             )
 
 
-def _premise_fields_swapped() -> bool:
-    # pypremise 0.2.x parses Premise's result line "pattern;counts;direction;fisher;mdl;..." and
-    # passes fisher and MDL gain positionally into PremiseResult(..., mdl_gain, fisher_value), so
-    # .mdl_gain holds the p-value and .fisher_value the MDL gain. Checked against scipy in tests.
-    import pypremise
+def premise_fisher_and_mdl(first: float, second: float, expected_p: float) -> tuple[float, float]:
+    """Tell Premise's Fisher p-value from its MDL gain by their values.
 
-    return str(getattr(pypremise, "__version__", "")).startswith("0.2.")
+    pypremise 0.2.1 parses Premise's result line "pattern;counts;direction;fisher;mdl;..." but
+    passes the two numbers positionally into ``PremiseResult(..., mdl_gain, fisher_value)``, so
+    ``.mdl_gain`` holds the p-value and ``.fisher_value`` the MDL gain; its ``__version__`` string
+    is wrong too, so the version cannot say whether a release fixed this. The values can: a
+    p-value lies in [0, 1] and equals the one-sided Fisher test of the pattern's counts, while
+    Premise reports the MDL gain as negative bits.
+
+    Args:
+        first: ``PremiseResult.fisher_value`` as pypremise gives it.
+        second: ``PremiseResult.mdl_gain`` as pypremise gives it.
+        expected_p: the one-sided Fisher p-value of the pattern's counts in its own group
+            (``analysis.stats.fisher_exact_test``), the value the p-value field must hold.
+
+    Returns:
+        ``(fisher_p, mdl_gain)``: the field closer to ``expected_p`` on a log scale (among those in
+        [0, 1]) is the p-value, the other the MDL gain.
+    """
+
+    def distance(value: float) -> float:
+        if not 0.0 <= value <= 1.0:
+            return math.inf
+        return abs(math.log(max(value, 1e-300)) - math.log(max(expected_p, 1e-300)))
+
+    return min(((first, second), (second, first)), key=lambda pair: distance(pair[0]))
 
 
 def mine_premise(
@@ -190,17 +192,21 @@ def mine_premise(
         raw = premise.find_patterns(instances)
     except Exception as exc:  # pypremise raises bare Exception when the Premise binary fails
         raise MiningError(f"Premise failed: {exc}") from exc
-    swapped = _premise_fields_swapped()
+    from analysis.stats import fisher_exact_test
+
     n1, n2 = len(g1), len(g2)
     results = []
     for r in raw:
-        fisher, mdl = (r.mdl_gain, r.fisher_value) if swapped else (r.fisher_value, r.mdl_gain)
         premise_group = 1 if r.direction == Direction.GROUP_0 else 2
         c1, c2 = int(r.label0_count), int(r.label1_count)
+        group = leaning_group(c1, n1, c2, n2, tie=premise_group)
+        count_in, n_in, count_out, n_out = (c1, n1, c2, n2) if group == 1 else (c2, n2, c1, n1)
+        expected = fisher_exact_test(count_in, n_in, count_out, n_out, alternative="larger").p_val
+        fisher, mdl = premise_fisher_and_mdl(float(r.fisher_value), float(r.mdl_gain), expected)
         results.append(
             PatternResult(
                 clauses=[[str(tok) for tok in clause] for clause in r.pattern.clauses],
-                group=leaning_group(c1, n1, c2, n2, tie=premise_group),
+                group=group,
                 count_group1=c1,
                 count_group2=c2,
                 n_group1=n1,
@@ -232,7 +238,8 @@ def mine_ctfidf(
     -------
     list of PatternResult
         At most ``top_k`` tokens per group, highest ``score`` first, each a one-clause pattern
-        with ``method="ctfidf"``, ``mdl_gain=None`` and a one-sided Fisher p-value (scipy).
+        with ``method="ctfidf"``, ``mdl_gain=None`` and a one-sided Fisher p-value
+        (:func:`analysis.stats.fisher_exact_test`, scipy's ``fisher_exact``).
 
     Raises
     ------
@@ -255,6 +262,10 @@ def mine_ctfidf(
     """
     import numpy as np
     from sklearn.feature_extraction.text import CountVectorizer
+
+    # The 2x2 test lives in analysis/ with the other statistics; imported here, like the
+    # libraries above, so that importing this module stays light.
+    from analysis.stats import fisher_exact_test
 
     _check_groups(group1_tokens, group2_tokens)
     if top_k < 1:
@@ -294,7 +305,10 @@ def mine_ctfidf(
                     n_group1=n1,
                     n_group2=n2,
                     mdl_gain=None,
-                    fisher_p=fisher_one_sided(count_in, n_in, count_out, n_out),
+                    # One-sided: the token is more frequent in its own group (Premise's p-value).
+                    fisher_p=fisher_exact_test(
+                        count_in, n_in, count_out, n_out, alternative="larger"
+                    ).p_val,
                     method="ctfidf",
                     score=float(diff[t]),
                 )

@@ -1,17 +1,13 @@
-"""Writes of the stimuli app: importing outputs, generation and mining jobs, building settings.
+"""Writes of the stimuli app: importing outputs, creating, cancelling and resuming jobs, building
+settings.
 
-Jobs are created here and handed to :func:`spotlight_study.stimuli.runner.job_dispatch` after
-commit. The ``*_run`` functions are what a job runner executes (a Celery task, a background
-thread of the embedded default, or ``manage.py run_stimulus_jobs``); they take ids, re-fetch the
-rows, are idempotent (a rerun continues) and keep progress in the database.
+Jobs are created here and handed to :func:`~.jobs.runner.job_dispatch` after commit; what a job
+runner then executes (the generation and mining runs) is in :mod:`.jobs`.
 """
 from __future__ import annotations
 
-import logging
 import random
 import secrets
-import time
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,48 +16,23 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Max
-from django.utils import timezone
 
 from spotlight_study.studies.models import Setting, Study, TokenPattern
 
-from . import generation
-from .importers import ImportedGroups, ImportOptions, OutputImportError, check_size, read_outputs
-from .mining import MiningError, mine_ctfidf, mine_premise
+from .errors import SettingBuildError, StimuliError
+from .importers import ImportedGroups, ImportOptions, check_size, read_outputs
+from .jobs.runner import job_dispatch
+from .jobs.state import job_cancel, job_reopen
 from .models import (
-    ACTIVE_STATUSES,
-    GenerationJob,
-    JobStatus,
-    MinedPattern,
-    MiningJob,
-    Output,
-    SettingSource,
-    StimulusSet,
+    ACTIVE_STATUSES, GenerationJob, JobStatus, MinedPattern, MiningJob, Output, SettingSource, StimulusSet,
 )
-from .runner import job_dispatch
-from .selectors import job_is_stale
-from .tokenize import TokenizerError, tokenize_texts
-
-logger = logging.getLogger(__name__)
+from .tasks import GENERATION, KINDS, MINING
 
 # Same limits as a study file (spotlight_study/studies/schema.py), so that a built setting could
 # also be written as a study file.
 MAX_TEXT_CHARS = 2000
 MAX_TEXTS_PER_GROUP = 100
 MAX_PATTERN_TOKENS = 20
-HEARTBEAT_SECONDS = 5
-TOKENIZE_BATCH = 256
-
-
-class StimuliError(Exception):
-    """An action the researcher asked for that cannot be done; the message says why."""
-
-
-class JobStateError(StimuliError):
-    """A job cannot be cancelled or resumed in its current state."""
-
-
-class SettingBuildError(StimuliError):
-    """A setting cannot be built (study has participants, key taken, too few outputs, ...)."""
 
 
 # --- importing ------------------------------------------------------------------------------
@@ -138,80 +109,28 @@ def stimulus_set_import_files(
     return stimulus_set_import(title=title, groups=groups, created_by=created_by)
 
 
-# --- job bookkeeping -----------------------------------------------------------------------
 
-
-def _job_claim(model, *, job_id: int, run_id: str):
-    """Mark the job running for ``run_id``; ``None`` if it is finished or another live run holds it."""
-    now = timezone.now()
-    with transaction.atomic():
-        job = model.objects.select_for_update().filter(pk=job_id).first()
-        if job is None or job.status not in ACTIVE_STATUSES:
-            return None
-        if (
-            job.status == JobStatus.RUNNING
-            and job.run_id
-            and job.run_id != run_id
-            and not job_is_stale(job, now=now)
-        ):
-            return None
-        job.status = JobStatus.RUNNING
-        job.run_id = run_id
-        job.heartbeat_at = now
-        job.started_at = job.started_at or now
-        job.error = ""
-        job.save(update_fields=["status", "run_id", "heartbeat_at", "started_at", "error", "updated_at"])
-    return job
-
-
-def _job_report(model, *, job_id: int, run_id: str, **fields) -> bool:
-    """Store progress and a heartbeat; ``False`` if the job was cancelled or taken over."""
-    now = timezone.now()
-    updated = model.objects.filter(pk=job_id, run_id=run_id, status=JobStatus.RUNNING).update(
-        heartbeat_at=now, updated_at=now, **fields
-    )
-    return updated == 1
-
-
-def _job_finish(model, *, job_id: int, run_id: str, status: str, **fields) -> bool:
-    now = timezone.now()
-    updated = model.objects.filter(pk=job_id, run_id=run_id, status=JobStatus.RUNNING).update(
-        status=status, finished_at=now, heartbeat_at=now, updated_at=now, **fields
-    )
-    return updated == 1
-
-
-def _job_model(kind: str):
-    try:
-        return {"generation": GenerationJob, "mining": MiningJob}[kind]
-    except KeyError:
-        raise ValueError(f"Unknown job kind '{kind}'.") from None
+# --- jobs ----------------------------------------------------------------------------------
 
 
 def job_resume(*, kind: str, job_id: int):
-    """Queue a failed, cancelled or stale job again; it continues where it stopped.
+    """Queue a failed, cancelled or stale job of ``kind`` (``"generation"`` or ``"mining"``)
+    again; it continues where it stopped.
 
     Raises
     ------
     JobStateError
         If the job succeeded, or is still running and reporting.
+    ValueError
+        For an unknown kind.
     """
-    model = _job_model(kind)
+    try:
+        job_kind = KINDS[kind]
+    except KeyError:
+        raise ValueError(f"Unknown job kind '{kind}'.") from None
     with transaction.atomic():
-        job = model.objects.select_for_update().get(pk=job_id)
-        if job.status == JobStatus.SUCCEEDED:
-            raise JobStateError("This job has already finished.")
-        if job.status in ACTIVE_STATUSES and not job_is_stale(job):
-            raise JobStateError(
-                "This job is still running. It can be resumed if it stops reporting for "
-                f"{settings.STIMULI_JOB_STALE_SECONDS} seconds."
-            )
-        job.status = JobStatus.QUEUED
-        job.run_id = ""
-        job.error = ""
-        job.finished_at = None
-        job.save(update_fields=["status", "run_id", "error", "finished_at", "updated_at"])
-        job_dispatch(kind=kind, job_id=job.pk)
+        job = job_reopen(job_kind.model, job_id=job_id)
+        job_dispatch(job_kind, job_id=job.pk)
     return job
 
 
@@ -266,7 +185,7 @@ def generation_job_create(
         )
         job.full_clean()
         job.save()
-        job_dispatch(kind="generation", job_id=job.pk)
+        job_dispatch(GENERATION, job_id=job.pk)
     return job
 
 
@@ -274,145 +193,9 @@ def generation_job_cancel(*, job_id: int) -> GenerationJob:
     """Cancel a queued or running generation job. Outputs stored so far are kept.
 
     A running job stops at its next report (requests already sent are completed and stored).
-    Raises :class:`JobStateError` if the job has finished.
+    Raises :class:`~.errors.JobStateError` if the job has finished.
     """
-    with transaction.atomic():
-        job = GenerationJob.objects.select_for_update().get(pk=job_id)
-        if job.status not in ACTIVE_STATUSES:
-            raise JobStateError(f"This job has already finished ({job.get_status_display().lower()}).")
-        job.status = JobStatus.CANCELLED
-        job.finished_at = timezone.now()
-        job.save(update_fields=["status", "finished_at", "updated_at"])
-    return job
-
-
-def _output_count(stimulus_set_id: int, n: int) -> int:
-    return Output.objects.filter(stimulus_set_id=stimulus_set_id, index__lt=n).count()
-
-
-def generation_job_run(*, job_id: int, run_id: str, final_attempt: bool = True) -> None:
-    """Generate the missing outputs of a job, storing each as it arrives.
-
-    Only the (group, index) pairs without an output are requested, so a rerun after a crash,
-    a cancel or an error continues without duplicates (also guaranteed by the unique constraint).
-    At most ``settings.STIMULI_GENERATION_CONCURRENCY`` requests are in flight. The job stops
-    when it is cancelled or another run takes it over.
-
-    Parameters
-    ----------
-    job_id : int
-    run_id : str
-        Identifies this run (the Celery task id, or a random id).
-    final_attempt : bool
-        If false, a transient error (429, 5xx, connection) after the client's own retries raises
-        :class:`~spotlight_study.stimuli.generation.TransientGenerationError` so that the caller
-        retries later; if true, the job is marked failed.
-
-    Raises
-    ------
-    TransientGenerationError
-        See ``final_attempt``. The message never contains the API key.
-    """
-    job = _job_claim(GenerationJob, job_id=job_id, run_id=run_id)
-    if job is None:
-        logger.info("Generation job %s: finished, cancelled or held by another run; skipped.", job_id)
-        return
-    n, set_id = job.n_per_group, job.stimulus_set_id
-    existing = set(
-        Output.objects.filter(stimulus_set_id=set_id, index__lt=n).values_list("group", "index")
-    )
-    missing = [(g, i) for g in (1, 2) for i in range(n) if (g, i) not in existing]
-    _job_report(
-        GenerationJob, job_id=job_id, run_id=run_id, stage="generate", done=len(existing), total=2 * n
-    )
-    api_key = settings.OPENAI_API_KEY
-    client = generation.make_client(
-        base_url=job.base_url,
-        api_key=api_key,
-        max_retries=settings.OPENAI_MAX_RETRIES,
-        timeout_s=settings.OPENAI_TIMEOUT_SECONDS,
-    )
-    prompts = {1: job.prompt_group1, 2: job.prompt_group2}
-
-    def request(group: int, index: int) -> str:
-        return generation.complete(
-            client,
-            model=job.model,
-            prompt=prompts[group],
-            temperature=job.temperature,
-            top_p=job.top_p,
-            max_tokens=job.max_tokens,
-            seed=None if job.seed is None else job.seed + index,
-        )
-
-    concurrency = max(1, int(settings.STIMULI_GENERATION_CONCURRENCY))
-    queue = iter(missing)
-    pending: dict = {}
-    error: BaseException | None = None
-    stopped = False
-    pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix=f"generation-{job_id}")
-    try:
-        while True:
-            # Keep at most `concurrency` requests in flight, so a cancel takes effect quickly.
-            while not stopped and error is None and len(pending) < concurrency:
-                item = next(queue, None)
-                if item is None:
-                    break
-                pending[pool.submit(request, *item)] = item
-            if not pending:
-                break
-            finished, _ = wait(pending, timeout=HEARTBEAT_SECONDS, return_when=FIRST_COMPLETED)
-            for future in finished:
-                group, index = pending.pop(future)
-                if future.cancelled():
-                    continue
-                try:
-                    text = future.result()
-                except Exception as exc:  # kept, and raised once the requests in flight are stored
-                    error = error or exc
-                    continue
-                Output.objects.bulk_create(
-                    [Output(stimulus_set_id=set_id, group=group, index=index, text=text)],
-                    ignore_conflicts=True,
-                )
-            alive = _job_report(
-                GenerationJob, job_id=job_id, run_id=run_id, done=_output_count(set_id, n)
-            )
-            if not alive:
-                stopped = True
-            if stopped or error is not None:
-                for future in pending:
-                    future.cancel()
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-        client.close()
-
-    done = _output_count(set_id, n)
-    if stopped:
-        # Cancelled or taken over: record the final count, leave the status to whoever changed it.
-        GenerationJob.objects.filter(pk=job_id).update(done=done, updated_at=timezone.now())
-        return
-    if error is not None:
-        message = generation.safe_error_message(error, secret=api_key)
-        if isinstance(error, generation.TRANSIENT_ERRORS) and not final_attempt:
-            GenerationJob.objects.filter(pk=job_id, run_id=run_id).update(
-                status=JobStatus.QUEUED,
-                done=done,
-                error=f"Will try again: {message}",
-                heartbeat_at=timezone.now(),
-                updated_at=timezone.now(),
-            )
-            raise generation.TransientGenerationError(message)
-        if isinstance(error, generation.TRANSIENT_ERRORS):
-            message = f"Gave up after retries: {message}"
-        _job_finish(
-            GenerationJob, job_id=job_id, run_id=run_id, status=JobStatus.FAILED, done=done, error=message
-        )
-        logger.warning("Generation job %s failed: %s", job_id, message)
-        return
-    status = JobStatus.SUCCEEDED if done == 2 * n else JobStatus.FAILED
-    extra = {} if status == JobStatus.SUCCEEDED else {"error": f"Only {done} of {2 * n} outputs."}
-    _job_finish(GenerationJob, job_id=job_id, run_id=run_id, status=status, done=done, stage="", **extra)
+    return job_cancel(GenerationJob, job_id=job_id)
 
 
 # --- mining --------------------------------------------------------------------------------
@@ -482,133 +265,8 @@ def mining_job_create(
         )
         job.full_clean()
         job.save()
-        job_dispatch(kind="mining", job_id=job.pk)
+        job_dispatch(MINING, job_id=job.pk)
     return job
-
-
-def _run_with_heartbeat(fn, *, job_id: int, run_id: str):
-    """Run ``fn()`` in a helper thread while this one reports a heartbeat (Premise can take minutes)."""
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"mining-{job_id}") as pool:
-        future = pool.submit(fn)
-        while True:
-            finished, _ = wait([future], timeout=HEARTBEAT_SECONDS)
-            if finished:
-                return future.result()
-            _job_report(MiningJob, job_id=job_id, run_id=run_id)
-
-
-def mining_job_run(*, job_id: int, run_id: str) -> None:
-    """Tokenize the set's outputs (stored on each output), mine patterns and store them.
-
-    Tokenization resumes where it stopped; the patterns of the job are replaced as a whole, in
-    one transaction, only if this run still holds the job. ``timings_ms`` records each stage.
-    A :class:`MiningError` or :class:`TokenizerError` marks the job failed with its message.
-    """
-    job = _job_claim(MiningJob, job_id=job_id, run_id=run_id)
-    if job is None:
-        logger.info("Mining job %s: finished or held by another run; skipped.", job_id)
-        return
-    try:
-        timings = _mine(job, run_id=run_id)
-    except (MiningError, TokenizerError) as exc:
-        _job_finish(MiningJob, job_id=job_id, run_id=run_id, status=JobStatus.FAILED, error=str(exc)[:2000])
-        return
-    except Exception as exc:
-        _job_finish(
-            MiningJob,
-            job_id=job_id,
-            run_id=run_id,
-            status=JobStatus.FAILED,
-            error=f"Unexpected error ({type(exc).__name__}); see the worker log.",
-        )
-        raise
-    if timings is not None:
-        logger.info("Mining job %s done: %s", job_id, timings)
-
-
-def _mine(job: MiningJob, *, run_id: str) -> dict | None:
-    job_id = job.pk
-    timings: dict[str, int] = {}
-    outputs = list(
-        Output.objects.filter(stimulus_set_id=job.stimulus_set_id)
-        .order_by("group", "index")
-        .only("id", "group", "index", "text", "tokens", "tokenizer")
-    )
-    todo = [o for o in outputs if o.tokens is None or o.tokenizer != job.pipeline]
-    done = len(outputs) - len(todo)
-    if not _job_report(
-        MiningJob, job_id=job_id, run_id=run_id, stage="tokenize", done=done, total=len(outputs)
-    ):
-        return None
-    start = time.perf_counter()
-    for first in range(0, len(todo), TOKENIZE_BATCH):
-        batch = todo[first : first + TOKENIZE_BATCH]
-        batch_tokens = tokenize_texts([o.text for o in batch], pipeline=job.pipeline)
-        for output, tokens in zip(batch, batch_tokens):
-            output.tokens = tokens
-            output.tokenizer = job.pipeline
-        Output.objects.bulk_update(batch, ["tokens", "tokenizer"], batch_size=500)
-        done += len(batch)
-        if not _job_report(MiningJob, job_id=job_id, run_id=run_id, done=done):
-            return None
-    timings["tokenize"] = round((time.perf_counter() - start) * 1000)
-
-    groups = {g: [o.tokens for o in outputs if o.group == g and o.tokens] for g in (1, 2)}
-    excluded = sum(1 for o in outputs if not o.tokens)
-    if not _job_report(MiningJob, job_id=job_id, run_id=run_id, stage="mine", done=0, total=1):
-        return None
-    start = time.perf_counter()
-    if job.method == MiningJob.Method.PREMISE:
-        results = _run_with_heartbeat(
-            lambda: mine_premise(groups[1], groups[2], **job.params), job_id=job_id, run_id=run_id
-        )
-    else:
-        results = mine_ctfidf(groups[1], groups[2], **job.params)
-    timings["mine"] = round((time.perf_counter() - start) * 1000)
-
-    if not _job_report(
-        MiningJob, job_id=job_id, run_id=run_id, stage="store", done=0, total=len(results)
-    ):
-        return None
-    start = time.perf_counter()
-    with transaction.atomic():
-        # Lock the job row so that a run that lost the job cannot store patterns next to another.
-        holder = MiningJob.objects.select_for_update().filter(pk=job_id, run_id=run_id, status=JobStatus.RUNNING)
-        if not holder.exists():
-            return None
-        MinedPattern.objects.filter(mining_job_id=job_id).delete()
-        MinedPattern.objects.bulk_create(
-            [
-                MinedPattern(
-                    mining_job_id=job_id,
-                    rank=rank,
-                    clauses=r.clauses,
-                    group=r.group,
-                    count_group1=r.count_group1,
-                    count_group2=r.count_group2,
-                    mdl_gain=r.mdl_gain,
-                    fisher_p=r.fisher_p,
-                    score=r.score,
-                )
-                for rank, r in enumerate(results)
-            ],
-            batch_size=500,
-        )
-        timings["store"] = round((time.perf_counter() - start) * 1000)
-        _job_finish(
-            MiningJob,
-            job_id=job_id,
-            run_id=run_id,
-            status=JobStatus.SUCCEEDED,
-            stage="",
-            done=len(results),
-            n_group1=len(groups[1]),
-            n_group2=len(groups[2]),
-            n_excluded=excluded,
-            timings_ms=timings,
-        )
-    return timings
-
 
 # --- building a setting --------------------------------------------------------------------
 
@@ -685,62 +343,22 @@ def setting_create_from_patterns(
     """
     with transaction.atomic():
         study = Study.objects.select_for_update().get(pk=study.pk)
-        if study.participants.exists():
-            if study.participants.filter(is_pilot=False).exists():
-                hint = "Add the setting to a study nobody has taken yet."
-            else:
-                hint = (
-                    "They are all pilot participants: delete the pilot "
-                    f"(`manage.py pilot {study.slug} --delete` or the researcher page), then build."
-                )
-            raise SettingBuildError(
-                f"Study '{study.slug}' already has participants, so its settings cannot change: a new "
-                f"main setting would change the counterbalancing cells they were assigned to. {hint}"
-            )
+        _check_study_open(study, choice=choice)
         if mining_job.status != JobStatus.SUCCEEDED:
             raise SettingBuildError("The mining job has not finished successfully.")
-        if study.settings.filter(key=choice.key).exists():
-            raise SettingBuildError(f"Study '{study.slug}' already has a setting with the key '{choice.key}'.")
-        if study.settings.filter(kind=Setting.Kind.MAIN).count() >= 12:
-            raise SettingBuildError("A study can have at most 12 main settings.")
         ids = [choice.target_pattern_id, *choice.distractor_pattern_ids]
-        if len(set(ids)) != len(ids):
-            raise SettingBuildError(
-                "The target pattern cannot also be a distractor, and distractors must not repeat."
-            )
-        patterns = {p.pk: p for p in mining_job.patterns.filter(pk__in=ids)}
-        if len(patterns) != len(ids):
-            raise SettingBuildError("Some chosen patterns are not from this mining job.")
-        for p in patterns.values():
-            if len(p.tokens) > MAX_PATTERN_TOKENS:
-                raise SettingBuildError(f"The pattern {p.clauses_text} has more than {MAX_PATTERN_TOKENS} tokens.")
-
+        patterns = _chosen_patterns(mining_job, ids)
         outputs = list(
             Output.objects.filter(stimulus_set_id=mining_job.stimulus_set_id).order_by("group", "index")
         )
-        seed = None
-        if choice.selection == SettingSource.Selection.RANDOM:
-            if not 1 <= choice.n_per_group <= MAX_TEXTS_PER_GROUP:
-                raise SettingBuildError(f"Outputs per group must be between 1 and {MAX_TEXTS_PER_GROUP}.")
-            seed = choice.seed if choice.seed is not None else secrets.randbelow(2**31)
-            chosen = _sample_outputs(outputs, choice=choice, seed=seed)
-        elif choice.selection == SettingSource.Selection.HAND:
-            chosen = _picked_outputs(outputs, choice=choice)
-        else:
-            raise SettingBuildError(f"Unknown selection '{choice.selection}'.")
-        for group in (1, 2):
-            if not chosen[group]:
-                raise SettingBuildError(f"Pick at least one output of group {group}.")
-            if len(chosen[group]) > MAX_TEXTS_PER_GROUP:
-                raise SettingBuildError(f"Pick at most {MAX_TEXTS_PER_GROUP} outputs of group {group}.")
+        chosen, seed = _chosen_outputs(outputs, choice=choice)
 
         last = study.settings.filter(kind=Setting.Kind.MAIN).aggregate(m=Max("position"))["m"]
-        position = (last or 0) + 1
         setting = Setting(
             study=study,
             key=choice.key,
             kind=Setting.Kind.MAIN,
-            position=position,
+            position=(last or 0) + 1,
             title=choice.title,
             group1_texts=[o.text for o in chosen[1]],
             group2_texts=[o.text for o in chosen[2]],
@@ -773,19 +391,73 @@ def setting_create_from_patterns(
     return setting
 
 
+def _check_study_open(study: Study, *, choice: SettingChoice) -> None:
+    """Raise :class:`SettingBuildError` unless ``study`` (locked) can take a new main setting
+    with ``choice.key``: nobody has taken it, the key is free, fewer than 12 main settings."""
+    if study.participants.exists():
+        if study.participants.filter(is_pilot=False).exists():
+            hint = "Add the setting to a study nobody has taken yet."
+        else:
+            hint = (
+                "They are all pilot participants: delete the pilot "
+                f"(`manage.py pilot {study.slug} --delete` or the researcher page), then build."
+            )
+        raise SettingBuildError(
+            f"Study '{study.slug}' already has participants, so its settings cannot change: a new "
+            f"main setting would change the counterbalancing cells they were assigned to. {hint}"
+        )
+    if study.settings.filter(key=choice.key).exists():
+        raise SettingBuildError(f"Study '{study.slug}' already has a setting with the key '{choice.key}'.")
+    if study.settings.filter(kind=Setting.Kind.MAIN).count() >= 12:
+        raise SettingBuildError("A study can have at most 12 main settings.")
+
+
+def _chosen_patterns(mining_job: MiningJob, ids: list[int]) -> dict[int, MinedPattern]:
+    """The patterns ``ids`` (target first, then distractors) by id; raises
+    :class:`SettingBuildError` for a repeated id, a pattern of another job or too many tokens."""
+    if len(set(ids)) != len(ids):
+        raise SettingBuildError(
+            "The target pattern cannot also be a distractor, and distractors must not repeat."
+        )
+    patterns = {p.pk: p for p in mining_job.patterns.filter(pk__in=ids)}
+    if len(patterns) != len(ids):
+        raise SettingBuildError("Some chosen patterns are not from this mining job.")
+    for p in patterns.values():
+        if len(p.tokens) > MAX_PATTERN_TOKENS:
+            raise SettingBuildError(f"The pattern {p.clauses_text} has more than {MAX_PATTERN_TOKENS} tokens.")
+    return patterns
+
+
+def _chosen_outputs(
+    outputs: list[Output], *, choice: SettingChoice
+) -> tuple[dict[int, list[Output]], int | None]:
+    """``({group: outputs}, seed)`` as ``choice.selection`` says (``seed`` is ``None`` for
+    outputs picked by hand); raises :class:`SettingBuildError` for an empty or too large group."""
+    seed = None
+    if choice.selection == SettingSource.Selection.RANDOM:
+        if not 1 <= choice.n_per_group <= MAX_TEXTS_PER_GROUP:
+            raise SettingBuildError(f"Outputs per group must be between 1 and {MAX_TEXTS_PER_GROUP}.")
+        seed = choice.seed if choice.seed is not None else secrets.randbelow(2**31)
+        chosen = _sample_outputs(outputs, choice=choice, seed=seed)
+    elif choice.selection == SettingSource.Selection.HAND:
+        chosen = _picked_outputs(outputs, choice=choice)
+    else:
+        raise SettingBuildError(f"Unknown selection '{choice.selection}'.")
+    for group in (1, 2):
+        if not chosen[group]:
+            raise SettingBuildError(f"Pick at least one output of group {group}.")
+        if len(chosen[group]) > MAX_TEXTS_PER_GROUP:
+            raise SettingBuildError(f"Pick at most {MAX_TEXTS_PER_GROUP} outputs of group {group}.")
+    return chosen, seed
+
+
 __all__ = [
-    "OutputImportError",
-    "StimuliError",
-    "JobStateError",
-    "SettingBuildError",
     "SettingChoice",
     "stimulus_set_import",
     "stimulus_set_import_files",
     "generation_job_create",
     "generation_job_cancel",
-    "generation_job_run",
     "mining_job_create",
-    "mining_job_run",
     "job_resume",
     "setting_create_from_patterns",
 ]

@@ -1,7 +1,12 @@
-"""Celery tasks of the stimuli app. They take a job id and call one idempotent service.
+"""Celery tasks of the stimuli app, and the job kinds that pair each task with its run.
 
-``acks_late`` with ``reject_on_worker_lost``: a task whose worker process dies is delivered again,
-and the service continues the job where it stopped (outputs and tokens already stored are kept).
+A task takes a job id and calls one idempotent run (:mod:`.jobs`). ``acks_late`` with
+``reject_on_worker_lost``: a task whose worker process dies is delivered again, and the run
+continues the job where it stopped (outputs and tokens already stored are kept). Task names follow
+the scheme of :mod:`spotlight_study.celery`.
+
+:data:`GENERATION` and :data:`MINING` are what services hand to
+:func:`~.jobs.runner.job_dispatch` and what ``run_stimulus_jobs`` runs in its own process.
 """
 from __future__ import annotations
 
@@ -9,27 +14,23 @@ import uuid
 
 from celery import shared_task
 
-from .generation import TransientGenerationError
-from .runner import MAX_TRANSIENT_RETRIES
-from .services import generation_job_run, mining_job_run
+from .jobs.generation_run import generation_job_run
+from .jobs.mining_run import mining_job_run
+from .jobs.retry import CELERY_RETRY_OPTIONS
+from .jobs.runner import JobKind
+from .models import GenerationJob, MiningJob
 
 
 @shared_task(
-    name="stimuli.generation_job_run",
-    bind=True,
-    acks_late=True,
-    reject_on_worker_lost=True,
-    autoretry_for=(TransientGenerationError,),
-    retry_backoff=True,
-    retry_backoff_max=600,
-    retry_jitter=True,
-    max_retries=MAX_TRANSIENT_RETRIES,
+    name="stimuli.generation_job_run", bind=True, acks_late=True, reject_on_worker_lost=True,
+    **CELERY_RETRY_OPTIONS,
 )
 def generation_job_run_task(self, job_id: int) -> None:
     """Generate the missing outputs of generation job ``job_id`` (see ``generation_job_run``).
 
     429, 5xx and connection errors are first retried by the openai client; if they persist, the
-    task is retried with exponential backoff, and the last attempt marks the job failed.
+    task is retried on the schedule of :mod:`.jobs.retry`, and the last attempt marks the job
+    failed.
     """
     generation_job_run(
         job_id=job_id,
@@ -44,4 +45,13 @@ def mining_job_run_task(self, job_id: int) -> None:
     mining_job_run(job_id=job_id, run_id=self.request.id or uuid.uuid4().hex)
 
 
-TASKS = {"generation": generation_job_run_task, "mining": mining_job_run_task}
+GENERATION = JobKind(
+    name="generation",
+    model=GenerationJob,
+    run=generation_job_run,
+    task=generation_job_run_task,
+    retries_transient=True,
+)
+MINING = JobKind(name="mining", model=MiningJob, run=mining_job_run, task=mining_job_run_task)
+#: The stimuli job kinds by name (``run_stimulus_jobs --job NAME:ID``, the job pages' URLs).
+KINDS = {kind.name: kind for kind in (GENERATION, MINING)}

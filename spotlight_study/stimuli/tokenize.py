@@ -11,11 +11,9 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Callable, Iterable
 
+from .errors import TokenizerError
+
 DEFAULT_PIPELINE = ""  # means spacy.blank("en")
-
-
-class TokenizerError(Exception):
-    """The named spaCy pipeline cannot be loaded."""
 
 
 def pipeline_label(name: str) -> str:

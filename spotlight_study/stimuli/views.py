@@ -1,41 +1,27 @@
 """Stimulus preparation pages for staff: import or generate outputs, mine, build a setting.
 
 Views validate input with a form, call one service or selector, and render. Long jobs are only
-queued here (see :mod:`spotlight_study.stimuli.runner`); pages of running jobs refresh themselves
+queued here (see :mod:`spotlight_study.stimuli.jobs.runner`); pages of running jobs refresh themselves
 and ``progress.json`` gives the same progress as JSON.
 """
 from __future__ import annotations
 
-from functools import wraps
-
 from django.contrib import messages
-from django.contrib.auth.views import redirect_to_login
 from django.conf import settings
-from django.core.exceptions import ObjectDoesNotExist, PermissionDenied, ValidationError
+from django.core.exceptions import ObjectDoesNotExist, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from spotlight_study.accounts.roles import staff_required
+
 from . import selectors, services
 from .forms import GenerationForm, ImportForm, MiningForm, SettingBuildForm
-from .importers import ImportOptions, OutputImportError
+from .errors import JobStateError, OutputImportError, SettingBuildError, StimuliError
+from .importers import ImportOptions
 from .models import StimulusSet
 from .tokenize import pipeline_label
-
-
-def staff_required(view):
-    """Anonymous users go to the login page; logged-in users who are not staff get 403."""
-
-    @wraps(view)
-    def wrapper(request, *args, **kwargs):
-        if not request.user.is_authenticated:
-            return redirect_to_login(request.get_full_path())
-        if not (request.user.is_active and request.user.is_staff):
-            raise PermissionDenied
-        return view(request, *args, **kwargs)
-
-    return wrapper
 
 
 def _validation_messages(exc: ValidationError) -> list[str]:
@@ -150,7 +136,7 @@ def mining_start(request: HttpRequest, pk: int) -> HttpResponse:
             params=form.params(),
             created_by=request.user,
         )
-    except services.StimuliError as exc:
+    except StimuliError as exc:
         messages.error(request, str(exc))
     except ValidationError as exc:
         for msg in _validation_messages(exc):
@@ -182,7 +168,7 @@ def generation_cancel(request: HttpRequest, pk: int) -> HttpResponse:
     job = _job_or_404("generation", pk)
     try:
         services.generation_job_cancel(job_id=job.pk)
-    except services.JobStateError as exc:
+    except JobStateError as exc:
         messages.error(request, str(exc))
     else:
         messages.success(request, "Generation cancelled. Resume it to continue where it stopped.")
@@ -196,7 +182,7 @@ def job_resume(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
     job = _job_or_404(kind, pk)
     try:
         services.job_resume(kind=kind, job_id=job.pk)
-    except services.JobStateError as exc:
+    except JobStateError as exc:
         messages.error(request, str(exc))
     else:
         messages.success(request, "Job queued again; it continues where it stopped.")
@@ -274,7 +260,7 @@ def setting_build(request: HttpRequest, pk: int) -> HttpResponse:
             setting = services.setting_create_from_patterns(
                 mining_job=job, study=d["study"], choice=choice, created_by=request.user
             )
-        except services.SettingBuildError as exc:
+        except SettingBuildError as exc:
             form.add_error(None, str(exc))
         except ValidationError as exc:
             for msg in _validation_messages(exc):

@@ -7,3 +7,18 @@ class StudiesConfig(AppConfig):
     name = "spotlight_study.studies"
     label = "studies"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # Every edit of a definition changes its version, which retires the compiled plans
+        # of the participant pages in every process (studies/plan.py).
+        from django.db.models.signals import post_delete, post_save, pre_save
+
+        from . import plan
+        from .models import Setting, Study, TokenPattern
+
+        pre_save.connect(plan.on_study_pre_save, sender=Study, dispatch_uid="study_version_pre")
+        post_save.connect(plan.on_study_post_save, sender=Study, dispatch_uid="study_version_post")
+        for model in (Setting, TokenPattern):
+            handler = plan.on_setting_changed if model is Setting else plan.on_pattern_changed
+            for signal in (post_save, post_delete):
+                signal.connect(handler, sender=model, dispatch_uid=f"{model.__name__}_version_{id(signal)}")

@@ -15,6 +15,16 @@ def _new_salt() -> str:
     return secrets.token_hex(16)
 
 
+def new_definition_version() -> int:
+    """A fresh definition version: a random 62-bit number, drawn again on every edit.
+
+    Random rather than counted, so that no two states of any study share a version: not two
+    concurrent edits of one row, and not two studies that reuse a row id (SQLite reuses ids
+    after a rollback), which a per-process plan cache keyed by (id, version) relies on.
+    """
+    return secrets.randbits(62)
+
+
 class Condition(models.TextChoices):
     """What a participant sees in a main setting."""
 
@@ -86,6 +96,9 @@ class Study(models.Model):
         help_text="Blind annotation: an item opened by an annotator is released after this long.",
     )
     pseudonym_salt = models.CharField(max_length=64, default=_new_salt, editable=False)
+    # Changes whenever the study, one of its settings or patterns is saved or deleted
+    # (studies.plan); the compiled plan of the participant pages is kept until it does.
+    definition_version = models.BigIntegerField(default=new_definition_version, editable=False)
 
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

@@ -15,19 +15,11 @@ import yaml
 from rest_framework import serializers
 
 from .content import pattern_problems
+from .errors import StudyFileError
 from .models import Condition, Study
 from .rules import abandonment_timeout_too_short, completion_code_clashes
 
 LIKERT_POINTS = 5
-
-
-class StudyFileError(Exception):
-    """A study file that cannot be imported. ``errors`` maps a field path to its messages."""
-
-    def __init__(self, errors: dict[str, list[str]]):
-        self.errors = errors
-        lines = [f"{path}: {' '.join(msgs)}" for path, msgs in sorted(errors.items())]
-        super().__init__("Invalid study file:\n  " + "\n  ".join(lines))
 
 
 class _TextList(serializers.ListField):

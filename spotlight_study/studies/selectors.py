@@ -2,16 +2,15 @@
 from __future__ import annotations
 
 from django.db.models import Prefetch, QuerySet
+from django.http import Http404
 
 from .design import Cell, build_cells, design_warnings
 from .models import Setting, Study, TokenPattern
 
 
-def study_get_with_settings(*, slug: str) -> Study:
-    """The study with its settings and patterns prefetched (two extra queries in all).
-
-    Raises ``Study.DoesNotExist`` if there is no study with this slug.
-    """
+def studies_with_settings() -> QuerySet[Study]:
+    """Studies with their settings (kind, then position) and patterns (position) prefetched:
+    two extra queries for any number of studies."""
     return Study.objects.prefetch_related(
         Prefetch(
             "settings",
@@ -19,7 +18,43 @@ def study_get_with_settings(*, slug: str) -> Study:
                 Prefetch("patterns", queryset=TokenPattern.objects.order_by("position"))
             ),
         )
-    ).get(slug=slug)
+    )
+
+
+def study_get_with_settings(*, slug: str) -> Study:
+    """The study with its settings and patterns prefetched (two extra queries in all).
+
+    Raises ``Study.DoesNotExist`` if there is no study with this slug.
+    """
+    return studies_with_settings().get(slug=slug)
+
+
+def study_get(*, slug: str, with_settings: bool = True) -> Study | None:
+    """The study with this slug, or ``None``.
+
+    With ``with_settings`` (the default) its settings and patterns come prefetched
+    (:func:`study_get_with_settings`, two extra queries); without, one query for the row alone,
+    for pages that never read the settings.
+    """
+    if with_settings:
+        try:
+            return study_get_with_settings(slug=slug)
+        except Study.DoesNotExist:
+            return None
+    return Study.objects.filter(slug=slug).first()
+
+
+def study_get_or_404(*, slug: str, with_settings: bool = True) -> Study:
+    """The study with this slug (see :func:`study_get`) for a view; the one "study or 404".
+
+    Raises ``Http404`` with the message ``No study with slug '<slug>'.``: pages show their area's
+    404 page (:mod:`spotlight_study.errors`), and the researcher API answers its ``not_found``
+    error with that message.
+    """
+    study = study_get(slug=slug, with_settings=with_settings)
+    if study is None:
+        raise Http404(f"No study with slug '{slug}'.")
+    return study
 
 
 def study_list() -> QuerySet[Study]:

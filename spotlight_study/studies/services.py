@@ -8,13 +8,10 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Q
 
+from .errors import StudyImportError
 from .freeze import frozen_message, study_freeze_reason
 from .models import Setting, Study, TokenPattern
 from .schema import parse_study_file, validate_study_data
-
-
-class StudyImportError(Exception):
-    """A valid study file that cannot be applied to the database in its current state."""
 
 
 def _create_setting(

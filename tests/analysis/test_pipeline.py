@@ -17,7 +17,7 @@ from statsmodels.stats.proportion import proportions_ztest
 
 from analysis import AnalysisInputError, compute_results, load_export, run_analysis, to_json
 from analysis.inputs import prepare_data
-from analysis.pipeline import build_tables
+from analysis.tables import build_tables
 
 from .conftest import RESPONSE_HEADER, SURVEY_HEADER, simulate_export, write_csv
 

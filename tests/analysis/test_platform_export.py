@@ -22,7 +22,8 @@ from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportions_ztest
 
 from analysis.__main__ import main as analysis_main
-from spotlight_study.annotation.services import LabelInput, assignment_next, label_save
+from spotlight_study.annotation.services.labels import LabelInput, label_save
+from spotlight_study.annotation.services.queue import assignment_next
 from spotlight_study.participation.models import TaskResponse
 from spotlight_study.participation.services import (
     Telemetry,

@@ -17,7 +17,8 @@ from statsmodels.stats.power import NormalIndPower
 
 from analysis import AnalysisInputError, cohens_h, holm_correction, simulate_power
 from analysis.__main__ import main
-from analysis.simulation import design_cells, holm_reject, load_study_design, study_cells
+from analysis.design import design_cells, load_study_design, study_cells
+from analysis.simulation import holm_reject
 from spotlight_study.studies.design import build_cells
 from spotlight_study.studies.schema import parse_study_file, validate_study_data
 

@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth.models import Group, User
 from django.test import Client
 
-from spotlight_study.annotation.services import LabelInput
+from spotlight_study.annotation.services.labels import LabelInput
 
 from ..conftest import Walker
 

@@ -10,7 +10,7 @@ from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from spotlight_study.annotation.roles import is_adjudicator, is_annotator
+from spotlight_study.accounts.roles import is_adjudicator, is_annotator
 
 LINK = re.compile(r"Set-password link \(works once\): (\S+)")
 

@@ -5,8 +5,9 @@ import re
 import pytest
 from django.test import Client
 
-from spotlight_study.annotation import services
 from spotlight_study.annotation.models import Item
+from spotlight_study.annotation.services.labels import label_save
+from spotlight_study.annotation.services.queue import assignment_next
 from spotlight_study.participation.models import Participant, TaskResponse
 from spotlight_study.participation.selectors import participant_pseudonym
 
@@ -87,8 +88,8 @@ def test_canary_never_reaches_an_annotator(canary_study, annotators):
     study = canary_study
     a, b, _ = annotators
     # b labels every item first, with a canary note: a must never see it.
-    while (item := services.assignment_next(study=study, annotator=b)) is not None:
-        services.label_save(
+    while (item := assignment_next(study=study, annotator=b)) is not None:
+        label_save(
             study=study,
             annotator=b,
             public_id=item.public_id,
@@ -161,7 +162,7 @@ def test_canary_never_reaches_an_annotator(canary_study, annotators):
     )
     # Items of others, unknown ids, forbidden pages and exports.
     b_only = make_user("ann-b-only", "annotators")
-    hidden = services.assignment_next(study=study, annotator=b_only)
+    hidden = assignment_next(study=study, annotator=b_only)
     for url in (
         f"/annotate/{slug}/items/does-not-exist/",
         f"/annotate/api/{slug}/items/does-not-exist/",
@@ -196,8 +197,8 @@ def test_adjudicator_pages_are_blind_to_participant_and_condition(
     study = canary_study
     a, b, _ = annotators
     for user, identified in ((a, True), (b, False)):
-        while (item := services.assignment_next(study=study, annotator=user)) is not None:
-            services.label_save(
+        while (item := assignment_next(study=study, annotator=user)) is not None:
+            label_save(
                 study=study,
                 annotator=user,
                 public_id=item.public_id,

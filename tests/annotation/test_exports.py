@@ -6,14 +6,15 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from spotlight_study.annotation import services
+from spotlight_study.annotation.services.labels import label_save
+from spotlight_study.annotation.services.queue import assignment_next, items_sync
 from spotlight_study.annotation.exports import (
     AGREEMENT_COLUMNS,
     ANNOTATIONS_COLUMNS,
     FINAL_LABELS_COLUMNS,
 )
 from spotlight_study.annotation.models import LABEL_FIELDS, FinalLabel, Item
-from spotlight_study.participation.exports import RESPONSES_COLUMNS
+from spotlight_study.results.exports import RESPONSES_COLUMNS
 
 from ..conftest import Walker
 from .conftest import label
@@ -26,8 +27,8 @@ def _read(path):
 
 
 def _label_all(study, user, make):
-    while (item := services.assignment_next(study=study, annotator=user)) is not None:
-        services.label_save(study=study, annotator=user, public_id=item.public_id, label=make(item))
+    while (item := assignment_next(study=study, annotator=user)) is not None:
+        label_save(study=study, annotator=user, public_id=item.public_id, label=make(item))
 
 
 def test_annotations_csv_has_one_row_per_item_annotator_and_field(
@@ -44,8 +45,8 @@ def test_annotations_csv_has_one_row_per_item_annotator_and_field(
         lambda item: label(tags=["hard work"]) if item.setting.key == "farming" else label(),
     )
     for _ in range(2):  # c labels only two items
-        item = services.assignment_next(study=demo_study, annotator=c)
-        services.label_save(study=demo_study, annotator=c, public_id=item.public_id, label=label())
+        item = assignment_next(study=demo_study, annotator=c)
+        label_save(study=demo_study, annotator=c, public_id=item.public_id, label=label())
     call_command("export_annotations", demo_study.slug, "--out", str(tmp_path))
     cols, rows = _read(tmp_path / "annotations.csv")
     assert cols == ANNOTATIONS_COLUMNS
@@ -205,7 +206,7 @@ def test_training_final_label_decides_the_instruction_check(
 ):
     """A final label of the training answer confirms or overturns the automatic instruction check."""
     Walker(Client(), demo_study.slug).complete(training=training)
-    services.items_sync(study=demo_study)
+    items_sync(study=demo_study)
     if identified is not None:
         item = Item.objects.get(setting__kind="training")
         FinalLabel.objects.create(

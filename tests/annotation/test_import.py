@@ -4,7 +4,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 
-from spotlight_study.annotation import services
+from spotlight_study.annotation.services.labels import LabelInput, label_save
+from spotlight_study.annotation.services.queue import assignment_next, items_sync
 from spotlight_study.annotation.models import (
     Annotation,
     AnnotationRevision,
@@ -39,7 +40,7 @@ def _snapshot():
 
 def test_bad_rows_are_reported_by_line_and_nothing_changes(demo_study, answered, tmp_path):
     """Each bad row is named by its line number, and no label, tag or user is created."""
-    services.items_sync(study=demo_study)
+    items_sync(study=demo_study)
     items = _ids(demo_study)
     farming = next(i for i in items if i.setting.key == "farming")
     good = f"{items[0].public_id},1,0,0,,none,\n"
@@ -87,7 +88,7 @@ def test_bad_rows_are_reported_by_line_and_nothing_changes(demo_study, answered,
 
 def test_clean_import_labels_items_and_feeds_agreement(demo_study, answered, tmp_path):
     """A clean file creates annotations for two annotators; agreeing items get final labels."""
-    services.items_sync(study=demo_study)
+    items_sync(study=demo_study)
     items = _ids(demo_study)
     rows = [HEADER.replace("\n", ",annotator\n")]
     for item in items:
@@ -113,12 +114,12 @@ def test_import_refuses_a_third_annotator_with_k_two(demo_study, answered, annot
     """An item that already has k annotators cannot get another one from a file."""
     a, b, _ = annotators
     for user in (a, b):
-        while (item := services.assignment_next(study=demo_study, annotator=user)) is not None:
-            services.label_save(
+        while (item := assignment_next(study=demo_study, annotator=user)) is not None:
+            label_save(
                 study=demo_study,
                 annotator=user,
                 public_id=item.public_id,
-                label=services.LabelInput(
+                label=LabelInput(
                     identified=True, surface_difference=False, no_difference=False
                 ),
             )
@@ -137,7 +138,7 @@ def test_import_refuses_a_third_annotator_with_k_two(demo_study, answered, annot
 
 def test_new_tags_can_be_added_on_request(demo_study, answered, tmp_path):
     """With --add-tags unknown tags join the codebook instead of being errors."""
-    services.items_sync(study=demo_study)
+    items_sync(study=demo_study)
     farming = Item.objects.filter(setting__key="farming").first()
     path = _write(tmp_path, HEADER + f"{farming.public_id},1,0,0,Weather; Tractors Galore ,none,\n")
     call_command("import_labels", demo_study.slug, str(path), "--annotator", "x", "--add-tags")

@@ -8,9 +8,9 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from spotlight_study.annotation import services
 from spotlight_study.annotation.exports import export_csv_text
 from spotlight_study.annotation.models import Annotation, Item
+from spotlight_study.annotation.services.queue import items_sync
 from spotlight_study.participation.models import TaskResponse
 
 from .conftest import complete_participants, make_user
@@ -68,12 +68,12 @@ def test_items_sync_needs_the_same_queries_for_few_and_many_answers(demo_study):
     """The backfill is bulk: its number of queries does not grow with the number of answers."""
     complete_participants(demo_study.slug, 1)
     with CaptureQueriesContext(connection) as few:
-        assert services.items_sync(study=demo_study) == 3
+        assert items_sync(study=demo_study) == 3
     complete_participants(demo_study.slug, 4)
     with CaptureQueriesContext(connection) as many:
-        assert services.items_sync(study=demo_study) == 12
+        assert items_sync(study=demo_study) == 12
     with CaptureQueriesContext(connection) as none_missing:
-        assert services.items_sync(study=demo_study) == 0
+        assert items_sync(study=demo_study) == 0
     assert len(many) == len(few)
     assert len(none_missing) == 1
 

@@ -13,14 +13,19 @@ from django.test import Client
 from scipy.stats import bootstrap
 from sklearn.metrics import cohen_kappa_score
 
-from spotlight_study.annotation import services
-from spotlight_study.annotation.agreement import Statistic, kappa_with_ci, non_inferiority
+from analysis.stats.agreement import Statistic
+from analysis.stats.agreement_ci import kappa_with_ci, non_inferiority
 from spotlight_study.annotation.exports import AGREEMENT_COLUMNS, export_csv_text
+from spotlight_study.annotation.label_import.importer import labels_import
 from spotlight_study.annotation.machine_agreement import machine_agreement
 from spotlight_study.annotation.models import Item, MachineLabel, StudyAnnotator
+from spotlight_study.annotation.services.adjudication import adjudication_save
+from spotlight_study.annotation.services.labels import LabelInput
+from spotlight_study.annotation.services.queue import items_sync
+
+from tests.openai_server import FakeCoder
 
 from .conftest import complete_participants, make_user
-from .llm_server import FakeCoder
 from .test_llm_coder import WOMAN
 
 SEED = 7
@@ -134,7 +139,7 @@ def coded_study(demo_study, coder):
     """21 answers, labelled by two annotators (k=2, disagreements adjudicated to the truth) and
     by the machine through ``llm_annotate --sync``."""
     complete_participants(demo_study.slug, 7)
-    services.items_sync(study=demo_study)
+    items_sync(study=demo_study)
     items = list(Item.objects.filter(study=demo_study).select_related("response").order_by("pk"))
     truth = [int(it.response.answer == WOMAN) for it in items]
     make_user("ann1", "annotators"), make_user("ann2", "annotators")
@@ -144,12 +149,12 @@ def coded_study(demo_study, coder):
             f"{it.public_id},{name},{1 - t if i in flips else t},0,0,none"
             for i, (it, t) in enumerate(zip(items, truth, strict=True))
         ]
-    services.labels_import(study=demo_study, text="\n".join(lines) + "\n")
+    labels_import(study=demo_study, text="\n".join(lines) + "\n")
     adjudicator = make_user("adj", "adjudicators")
     for i in FLIPS["ann1"] | FLIPS["ann2"]:
-        services.adjudication_save(
+        adjudication_save(
             study=demo_study, adjudicator=adjudicator, public_id=items[i].public_id,
-            label=services.LabelInput(identified=bool(truth[i]), surface_difference=False, no_difference=False),
+            label=LabelInput(identified=bool(truth[i]), surface_difference=False, no_difference=False),
         )
     out = io.StringIO()
     call_command("llm_annotate", demo_study.slug, "--model", "gpt-test", "--sync", stdout=out)

@@ -8,15 +8,14 @@ import threading
 
 import pytest
 
-from spotlight_study.annotation import services
+from spotlight_study.annotation.errors import MachineCodingError
 from spotlight_study.annotation.machine_coding import (
-    MachineCodingError,
     machine_coding_job_cancel,
     machine_coding_job_create,
     machine_coding_job_resume,
-    machine_coding_job_run,
     machine_coding_run_now,
 )
+from spotlight_study.annotation.machine_coding_run import machine_coding_job_run
 from spotlight_study.annotation.models import (
     Annotation,
     FinalLabel,
@@ -25,13 +24,16 @@ from spotlight_study.annotation.models import (
     MachineLabel,
 )
 from spotlight_study.annotation.selectors import researcher_overview
+from spotlight_study.annotation.services.labels import label_save
+from spotlight_study.annotation.services.queue import assignment_next
 from spotlight_study.participation.models import Participant, TaskResponse
 from spotlight_study.participation.selectors import participant_pseudonym
 from spotlight_study.stimuli.models import JobStatus
 from spotlight_study.studies.models import TokenPattern
 
+from tests.openai_server import FakeCoder
+
 from .conftest import complete_participants, label, make_user
-from .llm_server import FakeCoder
 
 WOMAN = "Group 2 describes the doctor as a woman more often."
 
@@ -251,8 +253,8 @@ def test_machine_labels_never_count_toward_k(llm_settings, demo_study, answered)
     """With machine labels on every item, one human label (k=2) makes no final label."""
     _run(demo_study)
     annotator = make_user("ann1", "annotators")
-    item = services.assignment_next(study=demo_study, annotator=annotator)
-    services.label_save(study=demo_study, annotator=annotator, public_id=item.public_id, label=label())
+    item = assignment_next(study=demo_study, annotator=annotator)
+    label_save(study=demo_study, annotator=annotator, public_id=item.public_id, label=label())
     assert demo_study.annotators_per_item == 2
     assert FinalLabel.objects.count() == 0 and Annotation.objects.count() == 1
     overview = researcher_overview(study=demo_study)

@@ -14,10 +14,10 @@ from spotlight_study.annotation.machine_coding import machine_coding_job_create
 from spotlight_study.annotation.models import MachineLabel
 from spotlight_study.stimuli.models import JobStatus
 from tests.stimuli.conftest import REPO, subprocess_env, wait_for
+from tests.openai_server import FakeCoder
 from tests.stimuli.test_celery_worker import REDIS_URL, redis_db  # noqa: F401  (fixture)
 
 from .conftest import complete_participants
-from .llm_server import FakeCoder
 
 
 @pytest.mark.django_db(transaction=True)

@@ -7,10 +7,13 @@ import pytest
 from django.test import Client
 from sklearn.metrics import cohen_kappa_score
 
-from spotlight_study.annotation import services
-from spotlight_study.annotation.agreement import pairwise_agreement
+from analysis.stats.agreement import pairwise_agreement
 from spotlight_study.annotation.exports import AGREEMENT_COLUMNS, export_csv_text
+from spotlight_study.annotation.label_import.importer import labels_import
 from spotlight_study.annotation.models import Item, StudyAnnotator
+from spotlight_study.annotation.services.adjudication import adjudication_save
+from spotlight_study.annotation.services.labels import LabelInput
+from spotlight_study.annotation.services.queue import items_sync
 
 from .conftest import make_user
 
@@ -64,7 +67,7 @@ def labeled_study(demo_study, answered, adjudicator):
     """The demo study with k=3, LABELS imported for its six items and disagreements adjudicated."""
     demo_study.annotators_per_item = 3
     demo_study.save(update_fields=["annotators_per_item"])
-    services.items_sync(study=demo_study)
+    items_sync(study=demo_study)
     items = list(Item.objects.filter(study=demo_study).order_by("pk"))
     lines = ["item,annotator,identified,surface_difference,no_difference,exclusion"]
     for name, values in LABELS.items():
@@ -73,13 +76,13 @@ def labeled_study(demo_study, answered, adjudicator):
             for it, v in zip(items, values, strict=True)
             if v is not N
         ]
-    services.labels_import(study=demo_study, text="\n".join(lines) + "\n")
+    labels_import(study=demo_study, text="\n".join(lines) + "\n")
     for index, value in ADJUDICATED.items():
-        services.adjudication_save(
+        adjudication_save(
             study=demo_study,
             adjudicator=adjudicator,
             public_id=items[index].public_id,
-            label=services.LabelInput(
+            label=LabelInput(
                 identified=bool(value), surface_difference=False, no_difference=False
             ),
         )

@@ -3,7 +3,8 @@
 import pytest
 
 from spotlight_study.studies.models import Setting
-from spotlight_study.studies.schema import StudyFileError, validate_study_data
+from spotlight_study.studies.errors import StudyFileError
+from spotlight_study.studies.schema import validate_study_data
 from spotlight_study.studies.services import study_import
 
 

@@ -6,7 +6,10 @@ import pytest
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from spotlight_study.annotation import services
+from spotlight_study.annotation.errors import InvalidLabel, ItemNotFound, NotAllowed, ReservationLost
+from spotlight_study.annotation.services.adjudication import adjudication_save
+from spotlight_study.annotation.services.labels import label_save
+from spotlight_study.annotation.services.queue import assignment_next, item_open, items_sync
 from spotlight_study.annotation.models import (
     Annotation,
     AnnotationRevision,
@@ -25,16 +28,16 @@ from .conftest import complete_participants, label
 def _label_all(study, user, make=lambda item: label()):
     """Let ``user`` take and label items until none is left; return the public ids."""
     done = []
-    while (item := services.assignment_next(study=study, annotator=user)) is not None:
-        services.label_save(study=study, annotator=user, public_id=item.public_id, label=make(item))
+    while (item := assignment_next(study=study, annotator=user)) is not None:
+        label_save(study=study, annotator=user, public_id=item.public_id, label=make(item))
         done.append(item.public_id)
     return done
 
 
 def test_items_sync_makes_one_opaque_item_per_answer(demo_study, answered):
     """Every answered response (training and main) gets one item with a random id; re-running adds none."""
-    assert services.items_sync(study=demo_study) == 6
-    assert services.items_sync(study=demo_study) == 0
+    assert items_sync(study=demo_study) == 6
+    assert items_sync(study=demo_study) == 0
     items = list(Item.objects.filter(study=demo_study))
     assert len(items) == TaskResponse.objects.filter(answered_at__isnull=False).count() == 6
     assert {i.setting.kind for i in items} == {"training", "main"}
@@ -76,8 +79,8 @@ def test_each_annotator_has_an_own_random_order(demo_study, annotators):
 def test_refresh_returns_the_open_reservation(demo_study, answered, annotators):
     """Asking again for the next item (refresh, second tab) returns the same reserved item."""
     a = annotators[0]
-    first = services.assignment_next(study=demo_study, annotator=a)
-    again = services.assignment_next(study=demo_study, annotator=a)
+    first = assignment_next(study=demo_study, annotator=a)
+    again = assignment_next(study=demo_study, annotator=a)
     assert first.pk == again.pk
     assert Assignment.objects.filter(annotator=a).count() == 1
     assert annotator_queue(study=demo_study, annotator=a)["open"] == first.public_id
@@ -90,23 +93,23 @@ def test_expired_reservation_is_released_to_others(demo_study, annotators):
     demo_study.save()
     a, b, _ = annotators
     now = timezone.now()
-    item_a = services.assignment_next(study=demo_study, annotator=a, now=now)
+    item_a = assignment_next(study=demo_study, annotator=a, now=now)
     taken = {item_a.pk}
     for user in (b, b):  # b labels two items while a's reservation is open
-        it = services.assignment_next(study=demo_study, annotator=user, now=now)
-        services.label_save(
+        it = assignment_next(study=demo_study, annotator=user, now=now)
+        label_save(
             study=demo_study, annotator=user, public_id=it.public_id, label=label(), now=now
         )
         taken.add(it.pk)
     assert item_a.pk not in {i.pk for i in Item.objects.filter(annotations__annotator=b)}
     later = now + timedelta(minutes=demo_study.annotation_reservation_minutes + 1)
-    assert services.assignment_next(study=demo_study, annotator=b, now=later).pk == item_a.pk
+    assert assignment_next(study=demo_study, annotator=b, now=later).pk == item_a.pk
     assert Assignment.objects.get(item=item_a, annotator=a).state == Assignment.State.RELEASED
-    services.label_save(
+    label_save(
         study=demo_study, annotator=b, public_id=item_a.public_id, label=label(), now=later
     )
-    with pytest.raises(services.ReservationLost, match="gone to other annotators"):
-        services.label_save(
+    with pytest.raises(ReservationLost, match="gone to other annotators"):
+        label_save(
             study=demo_study, annotator=a, public_id=item_a.public_id, label=label(), now=later
         )
     assert not Annotation.objects.filter(annotator=a).exists()
@@ -118,9 +121,9 @@ def test_lapsed_reservation_can_still_be_saved_while_a_place_is_free(
     """A late save after the timeout succeeds when nobody took the place meanwhile."""
     a = annotators[0]
     now = timezone.now()
-    item = services.assignment_next(study=demo_study, annotator=a, now=now)
+    item = assignment_next(study=demo_study, annotator=a, now=now)
     later = now + timedelta(hours=5)
-    services.label_save(
+    label_save(
         study=demo_study, annotator=a, public_id=item.public_id, label=label(), now=later
     )
     assert Assignment.objects.get(item=item, annotator=a).state == Assignment.State.SUBMITTED
@@ -129,11 +132,11 @@ def test_lapsed_reservation_can_still_be_saved_while_a_place_is_free(
 def test_last_save_wins_and_history_is_kept(demo_study, answered, annotators):
     """Saving twice (two tabs) keeps one current annotation, the last one, and both revisions."""
     a = annotators[0]
-    item = services.assignment_next(study=demo_study, annotator=a)
-    services.label_save(
+    item = assignment_next(study=demo_study, annotator=a)
+    label_save(
         study=demo_study, annotator=a, public_id=item.public_id, label=label(identified=True)
     )
-    services.label_save(
+    label_save(
         study=demo_study, annotator=a, public_id=item.public_id, label=label(identified=False)
     )
     (current,) = Annotation.objects.filter(item=item, annotator=a)
@@ -147,8 +150,8 @@ def test_database_refuses_a_second_annotation_per_item_and_annotator(
 ):
     """The unique constraint backs 'one current annotation per item x annotator'."""
     a = annotators[0]
-    item = services.assignment_next(study=demo_study, annotator=a)
-    services.label_save(study=demo_study, annotator=a, public_id=item.public_id, label=label())
+    item = assignment_next(study=demo_study, annotator=a)
+    label_save(study=demo_study, annotator=a, public_id=item.public_id, label=label())
     with pytest.raises(IntegrityError), transaction.atomic():
         Annotation.objects.create(
             item=item, annotator=a, identified=True, surface_difference=False, no_difference=False
@@ -158,13 +161,13 @@ def test_database_refuses_a_second_annotation_per_item_and_annotator(
 def test_items_of_other_annotators_are_not_found(demo_study, answered, annotators):
     """An annotator cannot open or label an item that was not given to them."""
     a, b, _ = annotators
-    item = services.assignment_next(study=demo_study, annotator=a)
-    with pytest.raises(services.ItemNotFound):
-        services.item_open(study=demo_study, annotator=b, public_id=item.public_id)
-    with pytest.raises(services.ItemNotFound):
-        services.label_save(study=demo_study, annotator=b, public_id=item.public_id, label=label())
-    with pytest.raises(services.ItemNotFound):
-        services.label_save(study=demo_study, annotator=a, public_id="no-such-item", label=label())
+    item = assignment_next(study=demo_study, annotator=a)
+    with pytest.raises(ItemNotFound):
+        item_open(study=demo_study, annotator=b, public_id=item.public_id)
+    with pytest.raises(ItemNotFound):
+        label_save(study=demo_study, annotator=b, public_id=item.public_id, label=label())
+    with pytest.raises(ItemNotFound):
+        label_save(study=demo_study, annotator=a, public_id="no-such-item", label=label())
 
 
 @pytest.mark.parametrize(
@@ -181,9 +184,9 @@ def test_invalid_labels_are_refused_and_nothing_is_saved(
 ):
     """A label that breaks the schema raises InvalidLabel naming the field; nothing is stored."""
     a = annotators[0]
-    item = services.assignment_next(study=demo_study, annotator=a)
-    with pytest.raises(services.InvalidLabel) as info:
-        services.label_save(
+    item = assignment_next(study=demo_study, annotator=a)
+    with pytest.raises(InvalidLabel) as info:
+        label_save(
             study=demo_study, annotator=a, public_id=item.public_id, label=label(**overrides)
         )
     assert field in info.value.errors
@@ -193,8 +196,8 @@ def test_invalid_labels_are_refused_and_nothing_is_saved(
 def test_annotators_extend_the_codebook(demo_study, answered, annotators):
     """A new tag is added to the setting's codebook and can then be chosen by others."""
     a = annotators[0]
-    item = services.assignment_next(study=demo_study, annotator=a)
-    services.label_save(
+    item = assignment_next(study=demo_study, annotator=a)
+    label_save(
         study=demo_study,
         annotator=a,
         public_id=item.public_id,
@@ -223,11 +226,11 @@ def test_disagreement_goes_to_adjudication_and_back(demo_study, answered, annota
     training = Item.objects.filter(setting__kind="training").first()
     assert not FinalLabel.objects.filter(item__setting__kind="training").exists()
     assert FinalLabel.objects.count() == 4  # the main items agree
-    with pytest.raises(services.NotAllowed):
-        services.adjudication_save(
+    with pytest.raises(NotAllowed):
+        adjudication_save(
             study=demo_study, adjudicator=a, public_id=training.public_id, label=label()
         )
-    final = services.adjudication_save(
+    final = adjudication_save(
         study=demo_study,
         adjudicator=adjudicator,
         public_id=training.public_id,
@@ -240,13 +243,13 @@ def test_disagreement_goes_to_adjudication_and_back(demo_study, answered, annota
     )
     # b changes a main label: the agreement-based final label goes, the item needs adjudication.
     main = Item.objects.filter(setting__kind="main").first()
-    services.label_save(
+    label_save(
         study=demo_study, annotator=b, public_id=main.public_id, label=label(identified=False)
     )
     assert not FinalLabel.objects.filter(item=main).exists()
     # Items that agree are not open to adjudication.
     agreed = FinalLabel.objects.filter(source="agreement").first().item
-    with pytest.raises(services.ItemNotFound):
-        services.adjudication_save(
+    with pytest.raises(ItemNotFound):
+        adjudication_save(
             study=demo_study, adjudicator=adjudicator, public_id=agreed.public_id, label=label()
         )

@@ -7,7 +7,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from spotlight_study.annotation.services import LabelInput, assignment_next, label_save
+from spotlight_study.annotation.services.labels import LabelInput, label_save
+from spotlight_study.annotation.services.queue import assignment_next
 from spotlight_study.participation.models import Participant, SurveyAnswer, TaskResponse
 from spotlight_study.participation.selectors import participant_pseudonym
 from spotlight_study.stimuli.models import GenerationJob, MiningJob, Output, StimulusSet
@@ -263,6 +264,7 @@ def test_prolific_sync_review_and_bonus_through_the_api(api, demo_study, fake):
     assert again.status_code == 409 and again.json()["error"]["code"] == "already_sent"
     bad = api.post(f"{base}/bonuses/", {"csv": "nobody,1.00"}, format="json")
     assert bad.status_code == 400 and "line 1" in bad.json()["error"]["fields"]
+    assert bad.json()["error"]["code"] == "invalid_bonus_csv"
 
 
 @pytest.fixture

@@ -7,56 +7,31 @@ checking what the database holds.
 """
 from __future__ import annotations
 
-import re
-import secrets
-
 import pytest
 from playwright.sync_api import Page, expect
 
 from spotlight_study.participation.models import Participant, SurveyAnswer, TaskResponse
 
 from .conftest import CHROMIUM_ARGS
+from .participant import (
+    EMPTY_ANSWER_ERROR,
+    PROLIFIC_COMPLETE,
+    enter,
+    expect_task,
+    fill_survey,
+    submit,
+    to_training,
+)
 
 pytestmark = pytest.mark.browser
 
 TRAINING = "In group 2 the people go fishing at night, under the stars."
 TASK_1 = "Group 2 describes the doctor as a woman more often."
 TASK_2 = "Group 1 grows maize and beans, group 2 wheat and apples."
-EMPTY_ANSWER_ERROR = "Please describe the differences you see before continuing."
-PROLIFIC_COMPLETE = "https://app.prolific.com/submissions/complete"
-
-
-def _hex24() -> str:
-    return secrets.token_hex(12)
-
-
-def _enter(page: Page, base_url: str, slug: str) -> str:
-    """Open the study as a fresh Prolific participant; return the PID."""
-    pid = _hex24()
-    page.goto(f"{base_url}/s/{slug}/?PROLIFIC_PID={pid}&STUDY_ID={_hex24()}&SESSION_ID={_hex24()}")
-    expect(page.get_by_role("heading", name="Consent")).to_be_visible()
-    return pid
-
-
-def _expect_task(page: Page, progress: str) -> None:
-    """Wait for the task page with this progress line, with flow.js active."""
-    expect(page.locator(".progress")).to_have_text(progress)
-    expect(page.locator(".counter")).to_have_text(re.compile(r"^\d+ of at most 5000 characters\.$"))
 
 
 def _answer_box(page: Page):
     return page.locator("form textarea")
-
-
-def _submit_answer(page: Page) -> None:
-    page.get_by_role("button", name="Submit and continue").click()
-
-
-def _to_training(page: Page) -> None:
-    page.get_by_role("button", name="I agree and want to take part").click()
-    expect(page.locator(".progress")).to_have_text("Instructions, step 1 of 2")
-    page.get_by_role("button", name="Continue").click()
-    _expect_task(page, "Instructions, step 2 of 2")
 
 
 def _answers(participant: Participant) -> dict[int, str | None]:
@@ -67,28 +42,21 @@ def _answers(participant: Participant) -> dict[int, str | None]:
     }
 
 
-def _fill_survey(page: Page) -> None:
-    items = page.locator(".survey .item")
-    expect(items).to_have_count(10)
-    for i in range(items.count()):
-        items.nth(i).locator("input[type=radio]").nth(i % 5).check()
-
-
 def test_back_then_submit_on_task_1_never_saves_the_training_answer(page, live_server, live_demo_study):
     """The reported bug: Back from task 1 must not refill its box with the training answer."""
     study = live_demo_study
-    _enter(page, live_server.url, study.slug)
-    _to_training(page)
+    enter(page, live_server.url, study.slug)
+    to_training(page)
     _answer_box(page).fill(TRAINING)
-    _submit_answer(page)
-    _expect_task(page, "Task 1 of 2")
+    submit(page)
+    expect_task(page, "Task 1 of 2")
 
     page.go_back()
-    _expect_task(page, "Task 1 of 2")
+    expect_task(page, "Task 1 of 2")
     assert _answer_box(page).input_value() == ""
-    _submit_answer(page)
+    submit(page)
     expect(page.get_by_text(EMPTY_ANSWER_ERROR)).to_be_visible()
-    _expect_task(page, "Task 1 of 2")
+    expect_task(page, "Task 1 of 2")
     # The error page is a GET (POST-redirect-GET): reloading it posts nothing again.
     page.reload()
     expect(page.get_by_text(EMPTY_ANSWER_ERROR)).to_be_visible()
@@ -101,7 +69,7 @@ def test_back_then_submit_on_task_1_never_saves_the_training_answer(page, live_s
 def test_back_forward_and_reload_at_every_step(page, live_server, live_demo_study):
     """At each step, reload, Back and Forward show the current step and change no stored answer."""
     study = live_demo_study
-    _enter(page, live_server.url, study.slug)
+    enter(page, live_server.url, study.slug)
     participant = Participant.objects.get(study=study)
 
     def round_trip(check, *, first_page: bool = False, loaded=None) -> None:
@@ -139,28 +107,28 @@ def test_back_forward_and_reload_at_every_step(page, live_server, live_demo_stud
         (1, "Task 1 of 2", TASK_1),
         (2, "Task 2 of 2", TASK_2),
     ):
-        _expect_task(page, progress)
+        expect_task(page, progress)
         _answer_box(page).fill(f"Typed but not submitted on {progress}.")
 
         def task_shown(progress=progress):
-            _expect_task(page, progress)
+            expect_task(page, progress)
             assert _answer_box(page).input_value() == ""
 
         round_trip(task_shown)
         expected[position] = None
         assert _answers(participant) == expected
         _answer_box(page).fill(text)
-        _submit_answer(page)
+        submit(page)
         expected[position] = text
 
     def survey_shown():
         expect(page.get_by_role("heading", name="A few questions about the tasks")).to_be_visible()
         expect(page.locator(".survey input[type=radio]:checked")).to_have_count(0)
 
-    _fill_survey(page)
+    fill_survey(page)
     round_trip(survey_shown)
     assert not SurveyAnswer.objects.filter(participant=participant).exists()
-    _fill_survey(page)
+    fill_survey(page)
     page.get_by_role("button", name="Finish and return to Prolific").click()
     page.wait_for_url(f"{PROLIFIC_COMPLETE}?cc={study.completion_code}")
 
@@ -179,11 +147,11 @@ def test_back_forward_and_reload_at_every_step(page, live_server, live_demo_stud
 def test_double_click_on_submit_stores_one_answer_and_advances_once(page, live_server, live_demo_study):
     """A double click on Submit saves the answer once and moves one step, not two."""
     study = live_demo_study
-    _enter(page, live_server.url, study.slug)
-    _to_training(page)
+    enter(page, live_server.url, study.slug)
+    to_training(page)
     _answer_box(page).fill(TRAINING)
     page.get_by_role("button", name="Submit and continue").dblclick()
-    _expect_task(page, "Task 1 of 2")
+    expect_task(page, "Task 1 of 2")
 
     participant = Participant.objects.get(study=study)
     assert participant.step == Participant.Step.TASK and participant.task_index == 0
@@ -197,7 +165,7 @@ def test_double_click_without_javascript_is_refused_by_the_server(browser, live_
     context.set_default_timeout(10_000)
     try:
         page = context.new_page()
-        _enter(page, live_server.url, study.slug)
+        enter(page, live_server.url, study.slug)
         page.get_by_role("button", name="I agree and want to take part").click()
         page.get_by_role("button", name="Continue").click()
         expect(page.locator(".progress")).to_have_text("Instructions, step 2 of 2")
@@ -215,21 +183,21 @@ def test_double_click_without_javascript_is_refused_by_the_server(browser, live_
 def test_two_tabs_on_the_same_task_store_the_first_submit_only(page, live_server, live_demo_study):
     """Two tabs show task 1; the second tab's submit stores nothing and shows the current step."""
     study = live_demo_study
-    _enter(page, live_server.url, study.slug)
-    _to_training(page)
+    enter(page, live_server.url, study.slug)
+    to_training(page)
     _answer_box(page).fill(TRAINING)
-    _submit_answer(page)
-    _expect_task(page, "Task 1 of 2")
+    submit(page)
+    expect_task(page, "Task 1 of 2")
 
     tab_b = page.context.new_page()
     tab_b.goto(page.url)
-    _expect_task(tab_b, "Task 1 of 2")
+    expect_task(tab_b, "Task 1 of 2")
     _answer_box(page).fill(TASK_1)
     _answer_box(tab_b).fill("The second tab's answer, which must not be stored.")
-    _submit_answer(page)
-    _expect_task(page, "Task 2 of 2")
-    _submit_answer(tab_b)
-    _expect_task(tab_b, "Task 2 of 2")
+    submit(page)
+    expect_task(page, "Task 2 of 2")
+    submit(tab_b)
+    expect_task(tab_b, "Task 2 of 2")
     expect(tab_b.locator(".messages")).to_contain_text("already submitted")
     assert _answer_box(tab_b).input_value() == ""
 
@@ -270,14 +238,14 @@ def test_back_never_restores_a_step_page_from_the_back_forward_cache(bfcache_bro
             "Page.backForwardCacheNotUsed",
             lambda e: not_cached.append({x["reason"] for x in e["notRestoredExplanations"]}),
         )
-        _enter(page, live_server.url, study.slug)
-        _to_training(page)
+        enter(page, live_server.url, study.slug)
+        to_training(page)
         _answer_box(page).fill(TRAINING)
-        _submit_answer(page)
-        _expect_task(page, "Task 1 of 2")
+        submit(page)
+        expect_task(page, "Task 1 of 2")
 
         page.go_back()
-        _expect_task(page, "Task 1 of 2")
+        expect_task(page, "Task 1 of 2")
         for _ in range(20):
             if not_cached:
                 break
@@ -302,13 +270,13 @@ def test_a_page_restored_from_the_back_forward_cache_reloads_as_the_current_step
     training page with its typed text, then the page gets the ``pageshow`` event of a restore.
     """
     study = live_demo_study
-    _enter(page, live_server.url, study.slug)
-    _to_training(page)
+    enter(page, live_server.url, study.slug)
+    to_training(page)
     old_training_page = page.content()
     step_url = page.url
     _answer_box(page).fill(TRAINING)
-    _submit_answer(page)
-    _expect_task(page, "Task 1 of 2")
+    submit(page)
+    expect_task(page, "Task 1 of 2")
 
     served_old: list[bool] = []
 
@@ -321,18 +289,18 @@ def test_a_page_restored_from_the_back_forward_cache_reloads_as_the_current_step
 
     page.route(step_url, old_copy)
     page.go_back()
-    _expect_task(page, "Instructions, step 2 of 2")
+    expect_task(page, "Instructions, step 2 of 2")
     _answer_box(page).fill(TRAINING)  # the restored page keeps what was typed
     with page.expect_navigation():
         page.evaluate(
             "window.dispatchEvent(new PageTransitionEvent('pageshow', {persisted: true}))"
         )
-    _expect_task(page, "Task 1 of 2")
+    expect_task(page, "Task 1 of 2")
     assert served_old == [True]
     assert _answer_box(page).input_value() == ""
     _answer_box(page).fill(TASK_1)
-    _submit_answer(page)
-    _expect_task(page, "Task 2 of 2")
+    submit(page)
+    expect_task(page, "Task 2 of 2")
 
     participant = Participant.objects.get(study=study)
     assert _answers(participant) == {0: TRAINING, 1: TASK_1, 2: None}

@@ -6,69 +6,48 @@ Database checks come before or after the browser work where possible.
 """
 from __future__ import annotations
 
-import re
-import secrets
-
 import pytest
 from playwright.sync_api import Page, expect
 
 from spotlight_study.participation.models import Participant, SurveyAnswer, TaskResponse
 
+from .participant import (
+    EMPTY_ANSWER_ERROR,
+    PROLIFIC_COMPLETE,
+    enter,
+    expect_task,
+    fill_survey,
+    submit,
+    to_training,
+)
+
 pytestmark = pytest.mark.browser
 
-PROLIFIC_COMPLETE = "https://app.prolific.com/submissions/complete"
 PATTERN_BOX = ".pattern-box"
 PASTED = "Group 2 mostly describes female doctors, group 1 mostly male ones."
-EMPTY_ANSWER_ERROR = "Please describe the differences you see before continuing."
-
-
-def _hex24() -> str:
-    return secrets.token_hex(12)
-
-
-def _enter(page: Page, base_url: str, slug: str) -> str:
-    """Open the study as a fresh Prolific participant and return the PID used."""
-    pid = _hex24()
-    page.goto(f"{base_url}/s/{slug}/?PROLIFIC_PID={pid}&STUDY_ID={_hex24()}&SESSION_ID={_hex24()}")
-    expect(page.get_by_role("heading", name="Consent")).to_be_visible()
-    return pid
 
 
 def _pattern_box_visible(page: Page) -> bool:
     return page.locator(PATTERN_BOX).filter(has_text="more often in group").is_visible()
 
 
-def _wait_for_task(page: Page, progress: str) -> None:
-    """Wait until the task page with this progress line is shown and flow.js has run."""
-    expect(page.locator(".progress")).to_have_text(progress)
-    # flow.js rewrites the counter on load, so this also proves the telemetry script is active.
-    expect(page.locator("#answer-counter")).to_have_text(re.compile(r"^\d+ of at most 5000 characters\.$"))
-
-
-def _submit(page: Page) -> None:
-    page.get_by_role("button", name="Submit and continue").click()
-
-
 def _consent_instructions_training(page: Page) -> bool:
     """Agree, continue the instructions, pass the training task; return its pattern box state."""
-    page.get_by_role("button", name="I agree and want to take part").click()
-    expect(page.locator(".progress")).to_have_text("Instructions, step 1 of 2")
-    page.get_by_role("button", name="Continue").click()
-    _wait_for_task(page, "Instructions, step 2 of 2")
+    to_training(page)
     training_box = _pattern_box_visible(page)
     page.locator("textarea").fill("The people in group 2 go fishing at night.")
-    _submit(page)
+    submit(page)
     return training_box
 
 
 def test_whole_demo_study_ends_on_prolific_completion_url(page, live_server, live_demo_study):
     """A fresh participant completes the whole demo study and is sent to Prolific with the code."""
     study = live_demo_study
-    pid = _enter(page, live_server.url, study.slug)
+    pid = enter(page, live_server.url, study.slug)
     training_box = _consent_instructions_training(page)
 
     # Main task 1: paste text into the answer (a real paste event) and submit.
-    _wait_for_task(page, "Task 1 of 2")
+    expect_task(page, "Task 1 of 2")
     main_boxes = [_pattern_box_visible(page)]
     answer = page.locator("textarea")
     answer.focus()
@@ -82,23 +61,20 @@ def test_whole_demo_study_ends_on_prolific_completion_url(page, live_server, liv
         PASTED,
     )
     answer.fill(PASTED)  # a synthetic paste event does not insert the text itself
-    _submit(page)
+    submit(page)
 
     # Main task 2: an empty answer is refused and the page does not advance.
-    _wait_for_task(page, "Task 2 of 2")
+    expect_task(page, "Task 2 of 2")
     main_boxes.append(_pattern_box_visible(page))
-    _submit(page)
+    submit(page)
     expect(page.get_by_text(EMPTY_ANSWER_ERROR)).to_be_visible()
     expect(page.locator(".progress")).to_have_text("Task 2 of 2")
     page.locator("textarea").fill("Group 1 harvests maize and beans, group 2 wheat, corn and apples.")
-    _submit(page)
+    submit(page)
 
     # Survey: one option per item, a comment, then back to Prolific.
     expect(page.get_by_role("heading", name="A few questions about the tasks")).to_be_visible()
-    items = page.locator(".survey .item")
-    expect(items).to_have_count(10)
-    for i in range(items.count()):
-        items.nth(i).locator("input[type=radio]").nth(i % 5).check()
+    fill_survey(page)
     page.locator("textarea[name=comment]").fill("Clear instructions, thank you.")
     page.get_by_role("button", name="Finish and return to Prolific").click()
     expected_url = f"{PROLIFIC_COMPLETE}?cc={study.completion_code}"
@@ -130,20 +106,20 @@ def test_whole_demo_study_ends_on_prolific_completion_url(page, live_server, liv
 def test_back_button_resubmit_stores_no_second_answer(page, live_server, live_demo_study):
     """Going back after main task 1 and re-submitting its page stores nothing and says so."""
     study = live_demo_study
-    _enter(page, live_server.url, study.slug)
+    enter(page, live_server.url, study.slug)
     _consent_instructions_training(page)
-    _wait_for_task(page, "Task 1 of 2")
+    expect_task(page, "Task 1 of 2")
     old_page_html = page.content()
     page.locator("textarea").fill("First answer to task 1.")
-    _submit(page)
-    _wait_for_task(page, "Task 2 of 2")
+    submit(page)
+    expect_task(page, "Task 2 of 2")
     step_url = page.url
 
     # The step pages are never_cache, so Chromium's back button fetches the current step again.
     page.go_back()
-    _wait_for_task(page, "Task 2 of 2")
+    expect_task(page, "Task 2 of 2")
     page.go_forward()
-    _wait_for_task(page, "Task 2 of 2")
+    expect_task(page, "Task 2 of 2")
 
     # A browser that kept the old page (bfcache, an old copy) shows task 1 again: serve that copy
     # for the next GET of the step URL, and go back once more.
@@ -158,15 +134,15 @@ def test_back_button_resubmit_stores_no_second_answer(page, live_server, live_de
 
     page.route(step_url, old_copy)
     page.go_back()
-    _wait_for_task(page, "Task 1 of 2")
+    expect_task(page, "Task 1 of 2")
     count_before = TaskResponse.objects.filter(participant__study=study).count()
     answered_before = TaskResponse.objects.filter(
         participant__study=study, answered_at__isnull=False
     ).count()
 
     page.locator("textarea").fill("A second answer to task 1 that must not be stored.")
-    _submit(page)
-    _wait_for_task(page, "Task 2 of 2")
+    submit(page)
+    expect_task(page, "Task 2 of 2")
     expect(page.locator(".messages")).to_contain_text("already submitted")
     assert served_old == [True]
 

@@ -6,11 +6,13 @@ import os
 import secrets
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
 from django.core.cache import cache
+from django_ratelimit import core as ratelimit_core
 from django.test import Client
 
 from spotlight_study.participation.models import Participant
@@ -133,8 +135,16 @@ def test_the_same_pid_and_session_resumes(demo_study):
 
 
 @pytest.fixture
-def rate_limit(settings):
-    """Set ENTRY_RATE_LIMIT for the test on a fresh local-memory cache; returns a setter."""
+def rate_limit(settings, monkeypatch):
+    """Set ENTRY_RATE_LIMIT for the test on a fresh local-memory cache; returns a setter.
+
+    django-ratelimit counts in fixed windows whose edge falls at a fixed second of each period:
+    a test whose arrivals straddle that edge (a slow first request on a busy machine) would see
+    the count restart. The window's end is pinned 30 s ahead for the test, in this process only;
+    the counting itself is django-ratelimit's, in the cache.
+    """
+    window_end = int(time.time()) + 30
+    monkeypatch.setattr(ratelimit_core, "_get_window", lambda value, period: window_end)
     cache.clear()
 
     def set_rate(rate: str) -> None:

@@ -11,7 +11,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from spotlight_study.annotation.selectors import blind_item, item_queryset
-from spotlight_study.annotation.services import items_sync
+from spotlight_study.annotation.services.queue import items_sync
 from spotlight_study.participation import flags
 from spotlight_study.participation.flags import AnswerEvidence
 from spotlight_study.participation.models import TaskResponse
@@ -77,7 +77,7 @@ def test_flags_come_in_one_order_and_the_check_can_be_left_out():
 def test_flag_counts_count_answers_and_participants_and_checks_without_answers():
     """Counts per flag: answers, distinct participants, and failed checks without answers yet."""
     counts = flags.flag_counts(
-        {"a": [["pasted"], ["pasted", "identical_answer"]], "b": [["identical_answer"]]},
+        {"a": Counter(pasted=2, identical_answer=1), "b": Counter(identical_answer=1)},
         failed_check=["c"],
     )
     by_flag = {c["flag"]: (c["answers"], c["participants"]) for c in counts}
@@ -88,6 +88,24 @@ def test_flag_counts_count_answers_and_participants_and_checks_without_answers()
         "long_time_hidden": (0, 0),
         "identical_answer": (2, 2),
         "failed_instruction_check": (0, 1),
+    }
+
+
+def test_participant_flag_counts_count_flagged_answers_per_participant_only():
+    """Per participant, the number of answers with each flag; unflagged participants are left out."""
+    ok = dict(time_on_task_ms=60_000)
+    counts = flags.participant_flag_counts(
+        [
+            ("a", AnswerEvidence(answer="Same text.", paste_count=1, **ok)),
+            ("a", AnswerEvidence(answer="Other.", paste_chars=5, **ok)),
+            ("b", AnswerEvidence(answer="same   TEXT.", **ok)),
+            ("c", AnswerEvidence(answer="Unique.", **ok)),
+        ],
+        short_time_flag_seconds=20,
+    )
+    assert counts == {
+        "a": Counter(pasted=2, identical_answer=1),
+        "b": Counter(identical_answer=1),
     }
 
 

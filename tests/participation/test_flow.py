@@ -420,7 +420,7 @@ def test_answers_shorter_than_the_study_minimum_are_refused(walker, demo_study):
 
 def test_study_file_minimum_answer_length_is_imported_and_checked(db, demo_data):
     """min_answer_chars from the study file reaches the study; above max_answer_chars it is refused."""
-    from spotlight_study.studies.schema import StudyFileError
+    from spotlight_study.studies.errors import StudyFileError
     from spotlight_study.studies.services import study_import
 
     data = dict(demo_data, slug="min-chars", min_answer_chars=15)

@@ -8,7 +8,8 @@ from django.test import Client
 from django.utils import timezone
 
 from spotlight_study.annotation.models import Annotation, FinalLabel, Item
-from spotlight_study.annotation.services import assignment_next, label_save
+from spotlight_study.annotation.services.labels import label_save
+from spotlight_study.annotation.services.queue import assignment_next
 from spotlight_study.participation import flags
 from spotlight_study.participation.models import Participant, SurveyAnswer, TaskResponse
 from spotlight_study.participation.pilot import pilot_run
@@ -62,7 +63,7 @@ def test_pilot_goes_through_the_flow_with_varied_answers_times_and_checks(demo_s
 
 def pilot_flag_keys(study) -> set[str]:
     """Every flag set on some pilot answer, as the export (with --include-pilot) computes them."""
-    from spotlight_study.participation.exports import export_rows
+    from spotlight_study.results.exports import export_rows
 
     return {
         f for row in export_rows(study=study, include_pilot=True)["responses"] for f in row["flags"].split(";") if f

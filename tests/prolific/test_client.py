@@ -5,16 +5,15 @@ import socket
 
 import pytest
 
-from spotlight_study.prolific.client import (
-    CompletionCode,
+from spotlight_study.prolific.client import ProlificClient
+from spotlight_study.prolific.errors import (
     ProlificAPIError,
-    ProlificClient,
     ProlificNotConfigured,
     ProlificPagingError,
     ProlificTransportError,
     ProlificValidationError,
-    StudyDraft,
 )
+from spotlight_study.prolific.payloads import CompletionCode, StudyDraft
 
 LONG_MESSAGE = (
     "Your answer to the instruction check shows that the instructions were not read; this "

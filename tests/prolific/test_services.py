@@ -10,9 +10,19 @@ from django.test import Client
 
 from spotlight_study.participation.models import Participant
 from spotlight_study.participation.selectors import cell_counts, participant_pseudonym
-from spotlight_study.prolific import services
-from spotlight_study.prolific.client import ProlificAPIError, ProlificClient, ProlificValidationError
+from spotlight_study.prolific.client import ProlificClient
+from spotlight_study.prolific.errors import (
+    AlreadyCreated,
+    BonusAlreadySent,
+    BonusCSVError,
+    BonusPayFailed,
+    ProlificAPIError,
+    ProlificValidationError,
+    StudyNotLive,
+)
 from spotlight_study.prolific.models import BonusPayment, ProlificStudy, Submission
+from spotlight_study.prolific.services import bonuses, review, submissions
+from spotlight_study.prolific.services import study as study_services
 from spotlight_study.prolific.tasks import prolific_sync_study
 from spotlight_study.studies.models import Study
 from spotlight_study.studies.selectors import study_cells
@@ -36,13 +46,13 @@ def configure(study, **overrides) -> ProlificStudy:
         filters=[{"filter_id": "current-country-of-residence", "selected_values": ["0", "1"]}],
     )
     data.update(overrides)
-    return services.prolific_study_configure(**data)
+    return study_services.prolific_study_configure(**data)
 
 
 def test_create_sends_url_codes_actions_and_blocklist(demo_study, fake_prolific, prolific_settings):
     """The draft has the entry URL with its placeholders, the three completion codes with their
     actions, the participant-group blocklist filter, minutes and minor units."""
-    ps = services.prolific_study_create(prolific_study_id=configure(demo_study).pk)
+    ps = study_services.prolific_study_create(prolific_study_id=configure(demo_study).pk)
     sent = fake_prolific.calls[-1].body
     assert len(ps.prolific_id) == 24
     assert ps.prolific_id in fake_prolific.studies and ps.prolific_status == "UNPUBLISHED"
@@ -68,8 +78,8 @@ def test_create_sends_url_codes_actions_and_blocklist(demo_study, fake_prolific,
         {"filter_id": "current-country-of-residence", "selected_values": ["0", "1"]},
         {"filter_id": "participant_group_blocklist", "selected_values": ["6" * 24]},
     ]
-    with pytest.raises(services.AlreadyCreated):
-        services.prolific_study_create(prolific_study_id=ps.pk)
+    with pytest.raises(AlreadyCreated):
+        study_services.prolific_study_create(prolific_study_id=ps.pk)
     assert fake_prolific.count("POST", "studies/") == 1
 
 
@@ -83,7 +93,7 @@ def test_auto_approve_and_reject_review_change_the_code_actions(demo_study, fake
         rejection_category="FAILED_INSTRUCTIONS",
         rejection_message=LONG_MESSAGE,
     )
-    services.prolific_study_create(prolific_study_id=ps.pk)
+    study_services.prolific_study_create(prolific_study_id=ps.pk)
     codes = {c["code_type"]: c["actions"] for c in fake_prolific.calls[-1].body["completion_codes"]}
     assert codes["COMPLETED"] == [{"action": "AUTOMATICALLY_APPROVE"}]
     assert codes["FAILED_ATTENTION_CHECK"] == [{"action": "MANUALLY_REVIEW"}]
@@ -101,18 +111,18 @@ def test_create_without_a_public_base_url_sends_nothing(demo_study, fake_prolifi
     """Without PROLIFIC_STUDY_BASE_URL the draft is not sent."""
     prolific_settings.PROLIFIC_STUDY_BASE_URL = ""
     with pytest.raises(ProlificValidationError, match="PROLIFIC_STUDY_BASE_URL"):
-        services.prolific_study_create(prolific_study_id=configure(demo_study).pk)
+        study_services.prolific_study_create(prolific_study_id=configure(demo_study).pk)
     assert fake_prolific.calls == []
 
 
 def test_publish_needs_the_study_live_here(demo_study, fake_prolific, prolific_settings):
     """Publishing a study that is paused here is refused; once live it is published."""
-    ps = services.prolific_study_create(prolific_study_id=configure(demo_study).pk)
+    ps = study_services.prolific_study_create(prolific_study_id=configure(demo_study).pk)
     Study.objects.filter(pk=demo_study.pk).update(status=Study.Status.PAUSED)
-    with pytest.raises(services.StudyNotLive):
-        services.prolific_study_transition(prolific_study_id=ps.pk, action="PUBLISH")
+    with pytest.raises(StudyNotLive):
+        study_services.prolific_study_transition(prolific_study_id=ps.pk, action="PUBLISH")
     Study.objects.filter(pk=demo_study.pk).update(status=Study.Status.LIVE)
-    ps = services.prolific_study_transition(prolific_study_id=ps.pk, action="PUBLISH")
+    ps = study_services.prolific_study_transition(prolific_study_id=ps.pk, action="PUBLISH")
     assert ps.prolific_status == "ACTIVE" == fake_prolific.studies[ps.prolific_id]["status"]
 
 
@@ -127,12 +137,12 @@ def test_sync_mirrors_statuses_and_frees_returned_places(linked, fake_prolific):
         fake_prolific.add_submission(linked.prolific_id, participant_id=p.prolific_pid,
                                      submission_id=p.prolific_session_id, status=status)
     fake_prolific.add_submission(linked.prolific_id, status="RETURNED")  # never arrived here
-    report = services.submissions_sync(prolific_study_id=linked.pk)
+    report = submissions.submissions_sync(prolific_study_id=linked.pk)
     assert (report.fetched, report.created, report.freed, report.unmatched) == (4, 4, 2, 1)
     statuses = dict(Participant.objects.filter(study=linked.study).values_list("pk", "status"))
     assert statuses == {done.pk: "completed", returned.pk: "returned", timed_out.pk: "timed_out"}
     assert Submission.objects.get(submission_id=done.prolific_session_id).participant_id == done.pk
-    again = services.submissions_sync(prolific_study_id=linked.pk)
+    again = submissions.submissions_sync(prolific_study_id=linked.pk)
     assert (again.created, again.changed, again.freed) == (0, 0, 0)
 
 
@@ -156,9 +166,9 @@ def test_sync_never_moves_a_submission_backwards(linked, fake_prolific):
     _, p = arrive(linked.study.slug, complete=True)
     sub = fake_prolific.add_submission(linked.prolific_id, participant_id=p.prolific_pid,
                                        submission_id=p.prolific_session_id, status="APPROVED")
-    services.submissions_sync(prolific_study_id=linked.pk)
+    submissions.submissions_sync(prolific_study_id=linked.pk)
     sub["status"] = "AWAITING REVIEW"
-    report = services.submissions_sync(prolific_study_id=linked.pk)
+    report = submissions.submissions_sync(prolific_study_id=linked.pk)
     assert report.stale == 1
     assert Submission.objects.get(submission_id=sub["id"]).status == "APPROVED"
 
@@ -166,7 +176,7 @@ def test_sync_never_moves_a_submission_backwards(linked, fake_prolific):
 def test_sync_ignores_statuses_it_does_not_know(linked, fake_prolific):
     """Prolific's transient PROCESSING is skipped, not stored."""
     fake_prolific.add_submission(linked.prolific_id, status="PROCESSING")
-    report = services.submissions_sync(prolific_study_id=linked.pk)
+    report = submissions.submissions_sync(prolific_study_id=linked.pk)
     assert (report.fetched, report.ignored, Submission.objects.count()) == (1, 1, 0)
 
 
@@ -175,7 +185,7 @@ def test_a_completed_participant_timed_out_on_prolific_keeps_their_answers(linke
     _, p = arrive(linked.study.slug, complete=True)
     fake_prolific.add_submission(linked.prolific_id, participant_id=p.prolific_pid,
                                  submission_id=p.prolific_session_id, status="TIMED-OUT")
-    report = services.submissions_sync(prolific_study_id=linked.pk)
+    report = submissions.submissions_sync(prolific_study_id=linked.pk)
     p.refresh_from_db()
     assert p.status == Participant.Status.TIMED_OUT and report.freed == 1
     assert p.responses.filter(answered_at__isnull=False).count() == 3
@@ -205,9 +215,9 @@ def test_entry_check_matches_pid_and_study(linked, fake_prolific):
     _, forged = arrive(linked.study.slug)
     fake_prolific.add_submission(linked.prolific_id, submission_id=forged.prolific_session_id, status="ACTIVE")
     _, unknown = arrive(linked.study.slug)
-    assert services.submission_entry_verify(participant_id=real.pk) is True
-    assert services.submission_entry_verify(participant_id=forged.pk) is False
-    assert services.submission_entry_verify(participant_id=unknown.pk) is None
+    assert submissions.submission_entry_verify(participant_id=real.pk) is True
+    assert submissions.submission_entry_verify(participant_id=forged.pk) is False
+    assert submissions.submission_entry_verify(participant_id=unknown.pk) is None
     assert Submission.objects.get(submission_id=real.prolific_session_id).entry_verified is True
     assert Submission.objects.get(submission_id=forged.prolific_session_id).entry_verified is False
 
@@ -227,20 +237,20 @@ def test_review_approves_completed_and_asks_failed_checks_to_return(linked, fake
         _awaiting(linked, fake_prolific, p)
     fake_prolific.add_submission(linked.prolific_id, participant_id=running.prolific_pid,
                                  submission_id=running.prolific_session_id, status="ACTIVE")
-    services.submissions_sync(prolific_study_id=linked.pk)
+    submissions.submissions_sync(prolific_study_id=linked.pk)
 
-    dry = services.submissions_approve_completed(prolific_study_id=linked.pk, dry_run=True)
+    dry = review.submissions_approve_completed(prolific_study_id=linked.pk, dry_run=True)
     assert (dry.selected, dry.done, dry.api_calls) == (1, 0, 0)
     assert fake_prolific.count("POST", "submissions/bulk-approve/") == 0
-    report = services.submissions_approve_completed(prolific_study_id=linked.pk)
+    report = review.submissions_approve_completed(prolific_study_id=linked.pk)
     assert (report.selected, report.done, report.api_calls) == (1, 1, 1)
     assert fake_prolific.calls[-1].body == {"submission_ids": [ok.prolific_session_id]}
 
-    checks = services.submissions_review_failed_checks(prolific_study_id=linked.pk)
+    checks = review.submissions_review_failed_checks(prolific_study_id=linked.pk)
     assert (checks.action, checks.selected, checks.done) == ("request_return", 1, 1)
     assert fake_prolific.calls[-1].path == f"submissions/{failed.prolific_session_id}/request-return/"
     assert fake_prolific.count("POST", r"submissions/.*/transition/") == 0  # nobody rejected
-    again = services.submissions_approve_completed(prolific_study_id=linked.pk)
+    again = review.submissions_approve_completed(prolific_study_id=linked.pk)
     assert again.selected == 0  # reviewed submissions are not sent twice
 
 
@@ -251,8 +261,8 @@ def test_review_rejects_only_with_category_and_message(linked, fake_prolific):
     )
     _, failed = arrive(linked.study.slug, complete=True, training="No idea.")
     _awaiting(linked, fake_prolific, failed)
-    services.submissions_sync(prolific_study_id=linked.pk)
-    report = services.submissions_review_failed_checks(prolific_study_id=linked.pk)
+    submissions.submissions_sync(prolific_study_id=linked.pk)
+    report = review.submissions_review_failed_checks(prolific_study_id=linked.pk)
     assert (report.action, report.done) == ("reject", 1)
     assert fake_prolific.calls[-1].body == {
         "action": "REJECT", "rejection_category": "FAILED_INSTRUCTIONS", "message": LONG_MESSAGE,
@@ -265,7 +275,7 @@ def test_review_command(linked, fake_prolific):
 
     _, ok = arrive(linked.study.slug, complete=True)
     _awaiting(linked, fake_prolific, ok)
-    services.submissions_sync(prolific_study_id=linked.pk)
+    submissions.submissions_sync(prolific_study_id=linked.pk)
     out = StringIO()
     call_command("prolific_review", linked.study.slug, "--approve", stdout=out)
     assert "Approved 1 of 1" in out.getvalue()
@@ -282,7 +292,7 @@ def _paid_participants(linked, fake_prolific, n=2) -> list[Participant]:
         _, p = arrive(linked.study.slug, complete=True)
         _awaiting(linked, fake_prolific, p)
         people.append(p)
-    services.submissions_sync(prolific_study_id=linked.pk)
+    submissions.submissions_sync(prolific_study_id=linked.pk)
     return people
 
 
@@ -295,7 +305,7 @@ def test_bonus_dry_run_shows_the_total_and_sends_nothing(linked, fake_prolific):
     """Pseudonyms from the export map to submissions; the draft holds the total in minor units."""
     a, b = _paid_participants(linked, fake_prolific)
     calls = len(fake_prolific.calls)
-    payment = services.bonus_payment_draft(
+    payment = bonuses.bonus_payment_draft(
         prolific_study_id=linked.pk, csv_text=f"id,amount\n{pseudonym(linked, a)},1.50\n{b.prolific_pid},0.75\n"
     )
     assert payment.status == "draft" and payment.total_minor_units == 225 and payment.total_major == "2.25"
@@ -317,8 +327,8 @@ def test_bonus_dry_run_shows_the_total_and_sends_nothing(linked, fake_prolific):
 def test_bad_bonus_lines_are_named(linked, fake_prolific, line, message):
     """Each bad line is reported with its number and nothing is stored."""
     (a,) = _paid_participants(linked, fake_prolific, n=1)
-    with pytest.raises(services.BonusCSVError) as info:
-        services.bonus_payment_draft(prolific_study_id=linked.pk, csv_text="id,amount\n" + line.format(pid=a.prolific_pid))
+    with pytest.raises(BonusCSVError) as info:
+        bonuses.bonus_payment_draft(prolific_study_id=linked.pk, csv_text="id,amount\n" + line.format(pid=a.prolific_pid))
     assert info.value.errors[0][0] == 2 and message in info.value.errors[0][1]
     assert BonusPayment.objects.count() == 0
 
@@ -343,21 +353,21 @@ def spy(fake) -> SpyClient:
 def test_bonus_pay_marks_sent_before_paying_and_pays_once(linked, fake_prolific):
     """Set-up, then pay_sent_at is recorded before the pay request; a second pay is refused."""
     a, b = _paid_participants(linked, fake_prolific)
-    payment = services.bonus_payment_draft(prolific_study_id=linked.pk, csv_text=f"{pseudonym(linked, a)},1.00\n{pseudonym(linked, b)},2.00")
+    payment = bonuses.bonus_payment_draft(prolific_study_id=linked.pk, csv_text=f"{pseudonym(linked, a)},1.00\n{pseudonym(linked, b)},2.00")
     client = spy(fake_prolific)
-    paid = services.bonus_payment_pay(bonus_payment_id=payment.pk, client=client)
+    paid = bonuses.bonus_payment_pay(bonus_payment_id=payment.pk, client=client)
     assert paid.status == "paid" and client.seen_at_pay[0] is not None
     assert fake_prolific.bonuses[paid.bulk_id]["paid"] == 1
     assert Decimal(paid.setup_response["amount"]) == 300
-    with pytest.raises(services.BonusAlreadySent):
-        services.bonus_payment_pay(bonus_payment_id=payment.pk, client=client)
+    with pytest.raises(BonusAlreadySent):
+        bonuses.bonus_payment_pay(bonus_payment_id=payment.pk, client=client)
     assert fake_prolific.count("POST", r"bulk-bonus-payments/.*/pay/") == 1
 
 
 def test_a_failed_pay_is_never_sent_again(linked, fake_prolific):
     """A 503 on pay marks the payment pay_failed after one request; paying again is refused."""
     (a,) = _paid_participants(linked, fake_prolific, n=1)
-    payment = services.bonus_payment_draft(prolific_study_id=linked.pk, csv_text=f"{pseudonym(linked, a)},1.00")
+    payment = bonuses.bonus_payment_draft(prolific_study_id=linked.pk, csv_text=f"{pseudonym(linked, a)},1.00")
     original = fake_prolific._bonus_setup
 
     def setup_then_fail(body):
@@ -366,12 +376,12 @@ def test_a_failed_pay_is_never_sent_again(linked, fake_prolific):
         return answer
 
     fake_prolific._bonus_setup = setup_then_fail
-    with pytest.raises(services.BonusPayFailed, match="check"):
-        services.bonus_payment_pay(bonus_payment_id=payment.pk)
+    with pytest.raises(BonusPayFailed, match="check"):
+        bonuses.bonus_payment_pay(bonus_payment_id=payment.pk)
     payment.refresh_from_db()
     assert payment.status == "pay_failed" and payment.pay_sent_at is not None and "503" in payment.error
-    with pytest.raises(services.BonusAlreadySent):
-        services.bonus_payment_pay(bonus_payment_id=payment.pk)
+    with pytest.raises(BonusAlreadySent):
+        bonuses.bonus_payment_pay(bonus_payment_id=payment.pk)
     assert fake_prolific.count("POST", r"bulk-bonus-payments/.*/pay/") == 1
     assert fake_prolific.count("POST", "submissions/bonus-payments/") == 1
 
@@ -379,13 +389,13 @@ def test_a_failed_pay_is_never_sent_again(linked, fake_prolific):
 def test_a_failed_setup_pays_nothing_and_can_be_tried_again(linked, fake_prolific):
     """A 500 on set-up leaves the draft unsent; the next try sets up and pays."""
     (a,) = _paid_participants(linked, fake_prolific, n=1)
-    payment = services.bonus_payment_draft(prolific_study_id=linked.pk, csv_text=f"{pseudonym(linked, a)},1.00")
+    payment = bonuses.bonus_payment_draft(prolific_study_id=linked.pk, csv_text=f"{pseudonym(linked, a)},1.00")
     fake_prolific.fail("POST", "submissions/bonus-payments/", 500, {"detail": "Oops"})
     with pytest.raises(ProlificAPIError):
-        services.bonus_payment_pay(bonus_payment_id=payment.pk)
+        bonuses.bonus_payment_pay(bonus_payment_id=payment.pk)
     payment.refresh_from_db()
     assert payment.status == "draft" and payment.pay_sent_at is None
-    assert services.bonus_payment_pay(bonus_payment_id=payment.pk).status == "paid"
+    assert bonuses.bonus_payment_pay(bonus_payment_id=payment.pk).status == "paid"
 
 
 def test_bonus_command_dry_run_then_pay(linked, fake_prolific, tmp_path):
@@ -425,12 +435,12 @@ def test_study_command_configure_show_create_publish(demo_study, fake_prolific, 
 
 def test_link_an_existing_prolific_study(demo_study):
     """Linking takes a 24-hex id and refuses another id afterwards."""
-    ps = services.prolific_study_link(study=demo_study, prolific_id="a" * 24)
+    ps = study_services.prolific_study_link(study=demo_study, prolific_id="a" * 24)
     assert ps.prolific_id == "a" * 24
-    with pytest.raises(services.AlreadyCreated):
-        services.prolific_study_link(study=demo_study, prolific_id="b" * 24)
+    with pytest.raises(AlreadyCreated):
+        study_services.prolific_study_link(study=demo_study, prolific_id="b" * 24)
     with pytest.raises(ValidationError):
-        services.prolific_study_link(study=demo_study, prolific_id="not-an-id")
+        study_services.prolific_study_link(study=demo_study, prolific_id="not-an-id")
 
 
 def test_beat_task_queues_nothing_without_a_token(linked, settings):

@@ -6,11 +6,11 @@ import logging
 
 import pytest
 
-from spotlight_study.participation.exports import export_rows
+from spotlight_study.results.exports import export_rows
 from spotlight_study.participation.models import Participant
 from spotlight_study.participation.selectors import cell_counts, participant_pseudonym, study_dashboard
-from spotlight_study.prolific import services
 from spotlight_study.prolific.models import ProlificStudy, Submission, WebhookEvent
+from spotlight_study.prolific.services import submissions
 from spotlight_study.prolific.statuses import STATUS_RANK, status_normalize
 from spotlight_study.studies.selectors import study_cells
 
@@ -81,7 +81,7 @@ def test_sync_applies_every_spelling(linked, fake_prolific, given, canonical, ou
     _, p = arrive(linked.study.slug)
     fake_prolific.add_submission(linked.prolific_id, participant_id=p.prolific_pid,
                                  submission_id=p.prolific_session_id, status=given)
-    report = services.submissions_sync(prolific_study_id=linked.pk)
+    report = submissions.submissions_sync(prolific_study_id=linked.pk)
     assert (report.created, report.freed, report.ignored) == (1, 1, 0)
     p.refresh_from_db()
     assert p.status == ours and places_held(p.study) == 0
@@ -95,7 +95,7 @@ def test_sync_logs_and_shows_unknown_statuses(linked, fake_prolific, staff_clien
                                  submission_id=p.prolific_session_id, status="On-Hold")
     fake_prolific.add_submission(linked.prolific_id, status="PROCESSING")  # known, transient
     with caplog.at_level(logging.WARNING, logger="spotlight_study.prolific.services"):
-        report = services.submissions_sync(prolific_study_id=linked.pk)
+        report = submissions.submissions_sync(prolific_study_id=linked.pk)
     assert (report.ignored, report.unknown) == (2, {"On-Hold": 1})
     logged = " ".join(r.getMessage() for r in caplog.records)
     assert "'On-Hold'" in logged and "PROCESSING" not in logged
@@ -145,7 +145,7 @@ def test_a_completed_participant_ended_on_prolific_is_consistent_everywhere(
     else:
         fake_prolific.add_submission(linked.prolific_id, participant_id=p.prolific_pid,
                                      submission_id=p.prolific_session_id, status=given)
-        assert services.submissions_sync(prolific_study_id=linked.pk).freed == 1
+        assert submissions.submissions_sync(prolific_study_id=linked.pk).freed == 1
     p.refresh_from_db()
     assert p.status == ours and places_held(p.study) == 0
     totals = study_dashboard(study=study)["totals"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from spotlight_study.participation.selectors import participant_pseudonym
-from spotlight_study.prolific import services
 from spotlight_study.prolific.models import BonusPayment, Submission
+from spotlight_study.prolific.services import submissions
 
 from ..annotation.conftest import make_user
 from .conftest import arrive
@@ -20,7 +20,7 @@ def synced(linked, fake_prolific):
         fake_prolific.add_submission(linked.prolific_id, participant_id=p.prolific_pid,
                                      submission_id=p.prolific_session_id, status="AWAITING REVIEW")
         people.append(p)
-    services.submissions_sync(prolific_study_id=linked.pk)
+    submissions.submissions_sync(prolific_study_id=linked.pk)
     return people
 
 

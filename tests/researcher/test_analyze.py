@@ -7,7 +7,8 @@ from django.test import Client
 from statsmodels.stats.proportion import proportions_ztest
 
 from analysis.__main__ import main as analysis_main
-from spotlight_study.annotation.services import LabelInput, assignment_next, label_save
+from spotlight_study.annotation.services.labels import LabelInput, label_save
+from spotlight_study.annotation.services.queue import assignment_next
 from spotlight_study.participation.models import TaskResponse
 
 from ..annotation.conftest import make_user

@@ -8,7 +8,7 @@ import zipfile
 import pytest
 from django.test import Client
 
-from spotlight_study.participation.exports import results_export
+from spotlight_study.results.exports import results_export
 from spotlight_study.participation.models import Participant
 from spotlight_study.participation.pilot import pilot_run
 from spotlight_study.participation.selectors import participant_pseudonym

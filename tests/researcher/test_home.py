@@ -6,7 +6,9 @@ from django.test.utils import CaptureQueriesContext
 from django.db import connection
 
 from spotlight_study.annotation.models import FinalLabel
-from spotlight_study.annotation.services import assignment_next, final_label_resolve, label_save
+from spotlight_study.annotation.services.final_labels import final_label_resolve
+from spotlight_study.annotation.services.labels import label_save
+from spotlight_study.annotation.services.queue import assignment_next
 from spotlight_study.participation.models import TaskResponse
 from spotlight_study.participation.pilot import pilot_run
 from spotlight_study.studies.services import study_import

@@ -159,7 +159,7 @@ def test_step_time_and_time_so_far_follow_the_recorded_instants(demo_study):
 
 def test_flags_match_the_export(staff_client, demo_study):
     """The monitor's flags per participant are those of responses.csv (one definition)."""
-    from spotlight_study.participation.exports import export_rows
+    from spotlight_study.results.exports import export_rows
 
     _bulk_participants(demo_study, 12)
     exported: dict[str, set] = {}

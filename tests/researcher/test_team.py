@@ -10,9 +10,10 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
+from spotlight_study.accounts.roles import ADJUDICATORS, ANNOTATORS, is_adjudicator, is_annotator
 from spotlight_study.annotation.models import Assignment
-from spotlight_study.annotation.roles import ADJUDICATORS, ANNOTATORS, is_adjudicator, is_annotator
-from spotlight_study.annotation.services import assignment_next, label_save
+from spotlight_study.annotation.services.labels import label_save
+from spotlight_study.annotation.services.queue import assignment_next
 
 from ..annotation.conftest import complete_participants, label, make_user
 from ..conftest import StaffFactory

@@ -66,9 +66,9 @@ class Server:
 
 
 def serve_sh_server_command() -> str:
-    """The command ``scripts/serve.sh`` ends with (``exec …runserver…``), without ``exec``."""
+    """The command ``scripts/serve.sh`` ends with (``exec …gunicorn…``), without ``exec``."""
     lines = [l for l in (REPO / "scripts" / "serve.sh").read_text().splitlines() if l.startswith("exec ")]
-    assert len(lines) == 1 and "runserver" in lines[0], lines
+    assert len(lines) == 1 and "gunicorn" in lines[0], lines
     return lines[0].removeprefix("exec ").strip()
 
 
@@ -132,7 +132,7 @@ def procfile_server(transactional_db, tmp_path):
 
 @pytest.fixture
 def serve_sh_server(transactional_db, tmp_path):
-    """The server command of ``scripts/serve.sh`` (``manage.py runserver``), as written."""
+    """The server command of ``scripts/serve.sh`` (gunicorn with ``gunicorn.conf.py``), as written."""
     server = _start_server(serve_sh_server_command(), tmp_path)
     yield server
     server.stop()

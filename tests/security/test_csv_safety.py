@@ -11,8 +11,8 @@ from django.test import Client
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spotlight_study.annotation import services as annotation
-from spotlight_study.annotation.services import LabelInput
+from spotlight_study.annotation.services.labels import LabelInput, label_save
+from spotlight_study.annotation.services.queue import assignment_next
 from spotlight_study.csvsafe import TRIGGERS, SafeDictWriter, neutralize, unneutralize
 from spotlight_study.participation.models import Participant
 
@@ -91,8 +91,8 @@ def test_annotation_downloads_neutralize_notes_and_tags(demo_study, settings):
     demo_study.annotators_per_item = 1
     demo_study.save()
     annotator = make_user("ann-csv", "annotators")
-    while (item := annotation.assignment_next(study=demo_study, annotator=annotator)) is not None:
-        annotation.label_save(
+    while (item := assignment_next(study=demo_study, annotator=annotator)) is not None:
+        label_save(
             study=demo_study,
             annotator=annotator,
             public_id=item.public_id,

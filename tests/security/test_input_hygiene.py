@@ -8,8 +8,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from spotlight_study.annotation import services as annotation
 from spotlight_study.annotation.models import Annotation, Item
+from spotlight_study.annotation.services.queue import items_sync
 from spotlight_study.participation.models import TaskResponse
 from spotlight_study.stimuli.importers import ImportOptions, OutputImportError, read_outputs
 from spotlight_study.stimuli.models import StimulusSet
@@ -233,7 +233,7 @@ def test_stimulus_import_view_shows_the_nul_message_and_stores_nothing(staff_cli
 def test_label_import_with_a_nul_is_refused_by_line_and_changes_nothing(demo_study, tmp_path):
     """A NUL in an imported label CSV is refused with its line; no label is stored (PostgreSQL too)."""
     complete(Walker(Client(), demo_study.slug))
-    annotation.items_sync(study=demo_study)
+    items_sync(study=demo_study)
     item = Item.objects.first()
     path = tmp_path / "labels.csv"
     path.write_text(

@@ -59,13 +59,13 @@ def test_procfile_access_log_holds_no_prolific_identifiers(procfile_server, demo
     assert "PROLIFIC_PID" not in log
 
 
-def test_serve_sh_runserver_log_holds_no_query_string(serve_sh_server, demo_study):
-    """With serve.sh's runserver command, request lines are logged without their query string."""
+def test_serve_sh_log_holds_no_query_string(serve_sh_server, demo_study):
+    """With serve.sh's gunicorn command, request lines are logged without their query string."""
     ids = _participant_entry(serve_sh_server, demo_study.slug)
     log = serve_sh_server.stop()
     assert f'"GET /s/{demo_study.slug}/ HTTP/1.1" 302' in log, log
     for name, value in ids.items():
-        assert value not in log, f"{name} in runserver's log:\n{log}"
+        assert value not in log, f"{name} in serve.sh's log:\n{log}"
     assert "?" not in "".join(re.findall(r'"(?:GET|POST) [^"]*"', log)), log
 
 

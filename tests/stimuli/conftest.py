@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO, SHARED_DATA
-
-from .openai_server import FakeOpenAI
+from tests.openai_server import FakeOpenAI
 
 LLM_OUTPUTS = SHARED_DATA / "llm-outputs"
 SMITH = LLM_OUTPUTS / "llama3_doctor_smith_500.json"
@@ -130,15 +129,16 @@ def mined_job(db, settings):
     """A succeeded Premise job on a small she/he set, one output containing markup."""
     from spotlight_study.stimuli.importers import ImportedGroups
     from spotlight_study.stimuli.models import JobStatus
-    from spotlight_study.stimuli.runner import job_run_now
+    from spotlight_study.stimuli.jobs.runner import job_run_now
     from spotlight_study.stimuli.services import mining_job_create, stimulus_set_import
+    from spotlight_study.stimuli.tasks import MINING
 
     settings.STIMULI_JOB_RUNNER = "manual"
     g1 = [f"He treats patient {i}. He smiles." for i in range(20)] + ["<b>He</b> & co."]
     g2 = [f"She treats patient {i}. She smiles." for i in range(20)] + ['She wrote <script>alert("x")</script>.']
     stimulus_set = stimulus_set_import(title="pronouns", groups=ImportedGroups(g1, g2))
     job = mining_job_create(stimulus_set=stimulus_set, method="premise")
-    job_run_now(kind="mining", job_id=job.pk)
+    job_run_now(MINING, job_id=job.pk)
     job.refresh_from_db()
     assert job.status == JobStatus.SUCCEEDED
     return job

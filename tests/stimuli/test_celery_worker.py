@@ -19,12 +19,13 @@ from spotlight_study.stimuli.services import generation_job_create, mining_job_c
 
 from .conftest import REPO, subprocess_env, wait_for
 
-REDIS_URL = "redis://127.0.0.1:6379/15"
+# TEST_REDIS_URL picks another database, so that runs side by side do not flush each other's.
+REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 
 
 @pytest.fixture
 def redis_db():
-    """Redis DB 15, empty; fails in CI and skips elsewhere if Redis is not running."""
+    """The Redis DB of ``REDIS_URL``, empty; fails in CI and skips elsewhere if Redis is down."""
     import redis
 
     client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=2)

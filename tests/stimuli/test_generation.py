@@ -6,19 +6,15 @@ import time
 
 import pytest
 
-from spotlight_study.stimuli.generation import TransientGenerationError
+from spotlight_study.stimuli.errors import JobStateError, TransientGenerationError
+from spotlight_study.stimuli.jobs.generation_run import generation_job_run
+from spotlight_study.stimuli.jobs.runner import job_run_now, job_start_thread
 from spotlight_study.stimuli.models import GenerationJob, JobStatus, Output
-from spotlight_study.stimuli.runner import job_run_now, start_thread
-from spotlight_study.stimuli.services import (
-    JobStateError,
-    generation_job_cancel,
-    generation_job_create,
-    generation_job_run,
-    job_resume,
-)
+from spotlight_study.stimuli.services import generation_job_cancel, generation_job_create, job_resume
+from spotlight_study.stimuli.tasks import GENERATION
+from tests.openai_server import story
 
 from .conftest import wait_for
-from .openai_server import story
 
 PROMPT1 = "Tell a short story about a day in the life of the doctor Dr. Smith."
 PROMPT2 = "Tell a short story about a day in the life of the doctor Dr. Li."
@@ -40,7 +36,7 @@ def texts(job: GenerationJob, group: int) -> list[tuple[int, str]]:
 def test_generates_n_outputs_per_group_with_the_parameters(openai_settings, openai_server):
     """Each output is one Chat Completion with the job's model, prompt, temperature, top_p, max tokens and seed + index."""
     job = create_job(n=3, temperature=0.7, top_p=0.9, max_tokens=64)
-    job_run_now(kind="generation", job_id=job.pk)
+    job_run_now(GENERATION, job_id=job.pk)
     job.refresh_from_db()
     assert (job.status, job.done, job.total) == (JobStatus.SUCCEEDED, 6, 6)
     assert texts(job, 1) == [(i, story(PROMPT1, 100 + i)) for i in range(3)]
@@ -60,7 +56,7 @@ def test_429_then_success_is_retried_by_the_client(openai_settings, openai_serve
     caplog.set_level(logging.DEBUG)  # every logger, including openai's and httpx's debug output
     openai_server.script = [429]
     job = create_job(n=3)
-    job_run_now(kind="generation", job_id=job.pk)
+    job_run_now(GENERATION, job_id=job.pk)
     job.refresh_from_db()
     assert job.status == JobStatus.SUCCEEDED
     assert openai_server.statuses.count(429) == 1
@@ -95,7 +91,7 @@ def test_wrong_key_fails_without_showing_the_key(openai_settings, openai_server,
     wrong_key = "sk-wrong-" + "d" * 32
     settings.OPENAI_API_KEY = wrong_key
     job = create_job(n=2)
-    job_run_now(kind="generation", job_id=job.pk)
+    job_run_now(GENERATION, job_id=job.pk)
     job.refresh_from_db()
     assert job.status == JobStatus.FAILED
     assert "401" in job.error and "[redacted]" in job.error
@@ -112,7 +108,7 @@ def test_cancel_stops_and_resume_continues_without_duplicates(openai_settings, o
     """Cancelling stops a running job; resuming requests only the missing outputs and ends with exactly n per group."""
     openai_server.delay_s = 0.1
     job = create_job(n=12)
-    thread = start_thread(kind="generation", job_id=job.pk)
+    thread = job_start_thread(GENERATION, job_id=job.pk)
     wait_for(lambda: Output.objects.filter(stimulus_set=job.stimulus_set).count() >= 4, what="some outputs")
     generation_job_cancel(job_id=job.pk)
     thread.join(timeout=30)
@@ -126,7 +122,7 @@ def test_cancel_stops_and_resume_continues_without_duplicates(openai_settings, o
         generation_job_cancel(job_id=job.pk)
 
     job_resume(kind="generation", job_id=job.pk)
-    job_run_now(kind="generation", job_id=job.pk)
+    job_run_now(GENERATION, job_id=job.pk)
     job.refresh_from_db()
     assert (job.status, job.done) == (JobStatus.SUCCEEDED, 24)
     for g in (1, 2):
@@ -139,7 +135,7 @@ def test_a_second_runner_leaves_a_live_job_alone(openai_settings, openai_server)
     """While a run is reporting, another runner does not take the job (no double requests)."""
     openai_server.delay_s = 0.1
     job = create_job(n=6)
-    thread = start_thread(kind="generation", job_id=job.pk)
+    thread = job_start_thread(GENERATION, job_id=job.pk)
     wait_for(lambda: GenerationJob.objects.get(pk=job.pk).status == JobStatus.RUNNING, what="the job to start")
     started = time.monotonic()
     generation_job_run(job_id=job.pk, run_id="intruder")

@@ -6,7 +6,8 @@ import json
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from spotlight_study.stimuli.importers import ImportOptions, OutputImportError, read_outputs
+from spotlight_study.stimuli.errors import OutputImportError
+from spotlight_study.stimuli.importers import ImportOptions, read_outputs
 from spotlight_study.stimuli.models import Output, StimulusSet
 from spotlight_study.stimuli.services import stimulus_set_import_files
 

@@ -12,9 +12,10 @@ import pytest
 import spacy
 from scipy.stats import fisher_exact
 
-from spotlight_study.stimuli.mining import MiningError, mine_ctfidf, mine_premise
+from spotlight_study.stimuli.errors import MiningError, TokenizerError
+from spotlight_study.stimuli.mining import mine_ctfidf, mine_premise
 from spotlight_study.stimuli.selectors import highlight
-from spotlight_study.stimuli.tokenize import TokenizerError, load_pipeline, tokenize_texts
+from spotlight_study.stimuli.tokenize import load_pipeline, tokenize_texts
 
 N = 150  # outputs per group in the Premise tests (the paper used ~100; 500 is the benchmark)
 FEMALE = {"she", "She", "her", "Her", "hers", "herself"}
@@ -181,3 +182,16 @@ def test_highlight_escapes_everything_but_the_marks():
     assert "<mark>she</mark>" in html
     assert "<mark>&amp;</mark>" in html
     assert html.count("<mark>") == 3  # "she" once, "&" twice; "She" is another token
+
+
+@pytest.mark.parametrize("order", ["as in pypremise 0.2.1", "as a fixed release would give"])
+def test_the_p_value_is_told_from_the_mdl_gain_by_value_not_by_version(order):
+    """Whatever order the two fields come in, the one matching Fisher's test is the p-value."""
+    from spotlight_study.stimuli.mining import premise_fisher_and_mdl
+
+    expected = fisher_exact([[9, 1], [2, 8]], alternative="greater").pvalue
+    p_value, mdl_gain = expected * (1 + 1e-6), -41.5
+    fields = (mdl_gain, p_value) if order == "as in pypremise 0.2.1" else (p_value, mdl_gain)
+    assert premise_fisher_and_mdl(*fields, expected_p=expected) == (p_value, mdl_gain)
+    # Both in [0, 1] (a small MDL gain): the one closer to Fisher's value wins.
+    assert premise_fisher_and_mdl(0.5, expected, expected_p=expected) == (expected, 0.5)

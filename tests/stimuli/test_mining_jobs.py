@@ -9,15 +9,16 @@ import spacy
 from django.core.management import CommandError, call_command
 
 from spotlight_study.stimuli.models import GenerationJob, JobStatus, MinedPattern, MiningJob, Output
-from spotlight_study.stimuli.runner import job_run_now
+from spotlight_study.stimuli.errors import StimuliError
+from spotlight_study.stimuli.jobs.runner import job_run_now
 from spotlight_study.stimuli.services import (
-    StimuliError,
     job_resume,
     mining_job_create,
     stimulus_set_import,
     stimulus_set_import_files,
 )
 from spotlight_study.stimuli.importers import ImportedGroups
+from spotlight_study.stimuli.tasks import MINING
 
 pytestmark = pytest.mark.django_db
 
@@ -39,7 +40,7 @@ def test_kansas_kenya_maize_leans_to_kenya(farming_path):
     """On the real farming outputs, (maize) leans to Kenya (group 2) with 0 Kansas outputs; counts match a direct count."""
     stimulus_set = stimulus_set_import_files(title="farming", file1=farming_path, file2=None)
     job = mining_job_create(stimulus_set=stimulus_set, method="premise")
-    job_run_now(kind="mining", job_id=job.pk)
+    job_run_now(MINING, job_id=job.pk)
     job.refresh_from_db()
     assert job.status == JobStatus.SUCCEEDED, job.error
     assert (job.n_group1, job.n_group2, job.done, job.total) == (500, 500, job.patterns.count(), job.patterns.count())
@@ -64,25 +65,25 @@ def test_tokens_are_stored_on_outputs_and_reused():
     """Tokenization is stored per output with its pipeline; a rerun does not tokenize again."""
     stimulus_set = pronoun_set()
     job = mining_job_create(stimulus_set=stimulus_set, method="ctfidf", params={"top_k": 3})
-    job_run_now(kind="mining", job_id=job.pk)
+    job_run_now(MINING, job_id=job.pk)
     first = Output.objects.filter(stimulus_set=stimulus_set, group=1, index=0).get()
     assert first.tokens == ["He", "treats", "patient", "0", ".", "He", "smiles", "."]
     assert first.tokenizer == ""
     Output.objects.filter(pk=first.pk).update(tokens=["marker"])  # would be overwritten by a new tokenization
     second = mining_job_create(stimulus_set=stimulus_set, method="ctfidf", params={"top_k": 3})
-    job_run_now(kind="mining", job_id=second.pk)
+    job_run_now(MINING, job_id=second.pk)
     assert Output.objects.get(pk=first.pk).tokens == ["marker"]
 
 
 def test_rerun_replaces_patterns_without_duplicates():
     """Running a mining job again replaces its patterns: same patterns, no duplicates."""
     job = mining_job_create(stimulus_set=pronoun_set(), method="premise")
-    job_run_now(kind="mining", job_id=job.pk)
+    job_run_now(MINING, job_id=job.pk)
     before = list(MinedPattern.objects.filter(mining_job=job).values_list("rank", "clauses", "group", "count_group1", "count_group2"))
     assert before
     MiningJob.objects.filter(pk=job.pk).update(status=JobStatus.FAILED)  # e.g. a crash after storing
     job_resume(kind="mining", job_id=job.pk)
-    job_run_now(kind="mining", job_id=job.pk)
+    job_run_now(MINING, job_id=job.pk)
     after = list(MinedPattern.objects.filter(mining_job=job).values_list("rank", "clauses", "group", "count_group1", "count_group2"))
     assert after == before
     she = next(p for p in job.patterns.all() if ["She"] in p.clauses)
@@ -92,7 +93,7 @@ def test_rerun_replaces_patterns_without_duplicates():
 def test_unknown_pipeline_fails_the_job_with_a_message():
     """A job naming a spaCy pipeline that is not installed fails with a message saying so."""
     job = mining_job_create(stimulus_set=pronoun_set(), pipeline="xx_missing_pipeline")
-    job_run_now(kind="mining", job_id=job.pk)
+    job_run_now(MINING, job_id=job.pk)
     job.refresh_from_db()
     assert job.status == JobStatus.FAILED
     assert "'xx_missing_pipeline' is not installed" in job.error
@@ -102,7 +103,7 @@ def test_pipeline_setting_is_the_default(settings):
     """The STIMULI_SPACY_PIPELINE setting names the pipeline of jobs that name none."""
     settings.STIMULI_SPACY_PIPELINE = "blank:en"
     job = mining_job_create(stimulus_set=pronoun_set(), method="ctfidf")
-    job_run_now(kind="mining", job_id=job.pk)
+    job_run_now(MINING, job_id=job.pk)
     job.refresh_from_db()
     assert (job.pipeline, job.status) == ("blank:en", JobStatus.SUCCEEDED)
     assert set(Output.objects.filter(stimulus_set=job.stimulus_set).values_list("tokenizer", flat=True)) == {"blank:en"}

@@ -8,7 +8,8 @@ from html import escape
 import pytest
 
 from spotlight_study.stimuli.models import MinedPattern, Output, SettingSource
-from spotlight_study.stimuli.services import SettingBuildError, SettingChoice, setting_create_from_patterns
+from spotlight_study.stimuli.errors import SettingBuildError
+from spotlight_study.stimuli.services import SettingChoice, setting_create_from_patterns
 from spotlight_study.studies.models import Setting
 from spotlight_study.studies.selectors import study_cells, study_get_with_settings
 

@@ -9,7 +9,8 @@ from django.core.management import CommandError, call_command
 from spotlight_study.participation.models import Participant
 from spotlight_study.studies.freeze import study_freeze_reason
 from spotlight_study.studies.models import Setting, Study, TokenPattern
-from spotlight_study.studies.services import StudyImportError, study_import
+from spotlight_study.studies.errors import StudyImportError
+from spotlight_study.studies.services import study_import
 
 from ..conftest import DEMO_FILE, StaffFactory, Walker
 

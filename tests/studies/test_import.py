@@ -5,8 +5,9 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from spotlight_study.studies.models import Setting, Study, TokenPattern
-from spotlight_study.studies.schema import StudyFileError, parse_study_file, validate_study_data
-from spotlight_study.studies.services import StudyImportError, study_import
+from spotlight_study.studies.errors import StudyFileError, StudyImportError
+from spotlight_study.studies.schema import parse_study_file, validate_study_data
+from spotlight_study.studies.services import study_import
 
 from ..conftest import DEMO_FILE, Walker
 

@@ -8,7 +8,8 @@ import yaml
 from django.core.management import CommandError, call_command
 
 from spotlight_study.studies.models import Study, TokenPattern
-from spotlight_study.studies.schema import StudyFileError, validate_study_data
+from spotlight_study.studies.errors import StudyFileError
+from spotlight_study.studies.schema import validate_study_data
 
 
 def _errors(data) -> dict[str, list[str]]:
@@ -207,7 +208,7 @@ def _call(*args) -> str:
 def test_reserved_slug_is_refused(db, demo_data):
     """The slug `team`, which names the team page, is refused with a message and nothing is imported."""
     from spotlight_study.studies.models import Study
-    from spotlight_study.studies.schema import StudyFileError
+    from spotlight_study.studies.errors import StudyFileError
     from spotlight_study.studies.services import study_import
 
     with pytest.raises(StudyFileError, match="slug.*reserved"):
@@ -228,7 +229,8 @@ def test_reserved_slug_is_refused(db, demo_data):
 )
 def test_file_level_problems_are_named(tmp_path, name, text, message):
     """Repeated keys (YAML or JSON), an empty file and a syntax error are refused, naming the file."""
-    from spotlight_study.studies.schema import StudyFileError, parse_study_file
+    from spotlight_study.studies.errors import StudyFileError
+    from spotlight_study.studies.schema import parse_study_file
 
     path = tmp_path / name
     path.write_text(text, encoding="utf-8")

@@ -9,7 +9,8 @@ from django.core.management import CommandError, call_command
 
 from spotlight_study.participation.models import Participant
 from spotlight_study.studies.models import Study
-from spotlight_study.studies.schema import StudyFileError, validate_study_data
+from spotlight_study.studies.errors import StudyFileError
+from spotlight_study.studies.schema import validate_study_data
 
 from ..conftest import StaffFactory, Walker
 from .test_freeze import _consent, _form

@@ -9,6 +9,7 @@ file cannot put markup on a participant's page.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from django import template
 from django.utils.html import escape
@@ -46,8 +47,15 @@ def study_text(value: str | None) -> SafeString:
     """Paragraphs (``<p>``, single newlines as ``<br>``) and simple lists, all text escaped.
 
     ``"Keep in mind:\\n- one\\n- two"`` gives ``<p>Keep in mind:</p><ul><li>one</li><li>two</li></ul>``.
+    A study's few texts are shown on every participant's pages, so their HTML is kept (up to
+    256 texts per process) instead of being built on every request.
     """
-    text = str(value or "").replace("\r\n", "\n").replace("\r", "\n").strip()
+    return _study_html(str(value or ""))
+
+
+@lru_cache(maxsize=256)
+def _study_html(value: str) -> SafeString:
+    text = value.replace("\r\n", "\n").replace("\r", "\n").strip()
     if not text:
         return mark_safe("")
     html = []

@@ -3,8 +3,9 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from spotlight_study.annotation.roles import ADJUDICATORS, ANNOTATORS
-from spotlight_study.annotation.team import TeamError, password_set_link, team_member_create
+from spotlight_study.accounts.roles import ADJUDICATORS, ANNOTATORS
+from spotlight_study.annotation.errors import TeamError
+from spotlight_study.annotation.team import password_set_link, team_member_create
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000"
 

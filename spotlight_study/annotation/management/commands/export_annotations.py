@@ -3,7 +3,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from spotlight_study.annotation.exports import annotations_export
-from spotlight_study.studies.models import Study
+from spotlight_study.commands import study_for_command
 
 
 class Command(BaseCommand):
@@ -16,9 +16,7 @@ class Command(BaseCommand):
         parser.add_argument("--out", required=True, help="Directory to write into.")
 
     def handle(self, *args, slug, out, **options):
-        study = Study.objects.filter(slug=slug).first()
-        if study is None:
-            raise CommandError(f"No study with slug '{slug}'.")
+        study = study_for_command(slug)
         try:
             paths = annotations_export(study=study, out_dir=out)
         except OSError as exc:

@@ -2,8 +2,9 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from spotlight_study.annotation.services import LabelImportError, labels_import_file
-from spotlight_study.studies.models import Study
+from spotlight_study.annotation.errors import LabelImportError
+from spotlight_study.annotation.label_import.importer import labels_import_file
+from spotlight_study.commands import study_for_command
 
 
 class Command(BaseCommand):
@@ -22,9 +23,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, slug, file, annotator, add_tags, **options):
-        study = Study.objects.filter(slug=slug).first()
-        if study is None:
-            raise CommandError(f"No study with slug '{slug}'.")
+        study = study_for_command(slug)
         try:
             report = labels_import_file(
                 study=study, path=file, annotator_name=annotator, add_tags=add_tags

@@ -8,7 +8,7 @@ from spotlight_study.annotation.machine_agreement import (
     machine_agreement,
     machine_models,
 )
-from spotlight_study.studies.models import Study
+from spotlight_study.commands import study_for_command
 
 
 class Command(BaseCommand):
@@ -27,9 +27,7 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=20260101, help="Bootstrap seed.")
 
     def handle(self, *args, slug, model, margin, resamples, seed, **options):
-        study = Study.objects.filter(slug=slug).first()
-        if study is None:
-            raise CommandError(f"No study with slug '{slug}'.")
+        study = study_for_command(slug)
         if model not in machine_models(study=study):
             raise CommandError(f"No machine labels from model '{model}' in study '{slug}'.")
         try:

@@ -19,7 +19,7 @@ from spotlight_study.annotation.machine_coding import (
     machine_coding_run_now,
 )
 from spotlight_study.annotation.models import COMPARED_FIELDS, MachineCodingJob, MachineLabel
-from spotlight_study.studies.models import Study
+from spotlight_study.commands import study_for_command
 
 
 class Command(BaseCommand):
@@ -40,9 +40,7 @@ class Command(BaseCommand):
         parser.add_argument("--status", type=int, metavar="JOB", help="Show job JOB's progress.")
 
     def handle(self, *args, slug, model, label, sync, resume, cancel, status, **options):
-        study = Study.objects.filter(slug=slug).first()
-        if study is None:
-            raise CommandError(f"No study with slug '{slug}'.")
+        study = study_for_command(slug)
         if sum(x is not None for x in (resume, cancel, status)) > 1:
             raise CommandError("Give at most one of --resume, --cancel, --status.")
         job_id = resume or cancel or status

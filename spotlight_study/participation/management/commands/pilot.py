@@ -1,14 +1,9 @@
 """``manage.py pilot SLUG --participants N`` / ``--delete``: run or remove a pilot of the study."""
 from django.core.management.base import BaseCommand, CommandError
 
-from spotlight_study.participation.pilot import (
-    PILOT_MAX_PARTICIPANTS,
-    PilotError,
-    pilot_delete,
-    pilot_run,
-)
-from spotlight_study.studies.models import Study
-from spotlight_study.studies.selectors import study_get_with_settings
+from spotlight_study.commands import study_for_command
+from spotlight_study.participation.errors import PilotError
+from spotlight_study.participation.pilot import PILOT_MAX_PARTICIPANTS, pilot_delete, pilot_run
 
 
 class Command(BaseCommand):
@@ -32,10 +27,7 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, help="Seed of the simulated answers and times.")
 
     def handle(self, *args, slug, participants=None, delete=False, seed=None, **options):
-        try:
-            study = study_get_with_settings(slug=slug)
-        except Study.DoesNotExist:
-            raise CommandError(f"No study with slug '{slug}'.") from None
+        study = study_for_command(slug, with_settings=True)
         if delete:
             deleted = pilot_delete(study=study)
             if not deleted:

@@ -7,12 +7,12 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from spotlight_study.prereg.plan import PlanInputError, SampleSizeInput, plan_build
+from spotlight_study.commands import study_for_command
+from spotlight_study.prereg.errors import PlanInputError, PreregError
+from spotlight_study.prereg.plan import SampleSizeInput, plan_build
 from spotlight_study.prereg.render import plan_markdown, plan_osf_text
 from spotlight_study.prereg.selectors import plan_versions
-from spotlight_study.prereg.services import PreregError, plan_register
-from spotlight_study.studies.models import Study
-from spotlight_study.studies.selectors import study_get_with_settings
+from spotlight_study.prereg.services import plan_register
 
 
 class Command(BaseCommand):
@@ -41,10 +41,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, slug, out=None, list_versions=False, reason="", osf=False, planned_n=None,
                p_control=None, p_treatment=None, power=0.8, dropout=0.0, alpha=0.05, **options):
-        try:
-            study = study_get_with_settings(slug=slug)
-        except Study.DoesNotExist:
-            raise CommandError(f"No study with slug '{slug}'.") from None
+        study = study_for_command(slug, with_settings=True)
         if list_versions:
             self._list(study)
             return

@@ -1,8 +1,9 @@
 """``manage.py erase_participant SLUG --pid PID``: erase one participant's data on request."""
 from django.core.management.base import BaseCommand, CommandError
 
-from spotlight_study.privacy.services import PrivacyError, participant_erase
-from spotlight_study.studies.models import Study
+from spotlight_study.commands import study_for_command
+from spotlight_study.privacy.errors import PrivacyError
+from spotlight_study.privacy.services import participant_erase
 
 
 class Command(BaseCommand):
@@ -21,10 +22,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, slug, pid, by, note, **options):
-        try:
-            study = Study.objects.get(slug=slug)
-        except Study.DoesNotExist:
-            raise CommandError(f"No study with slug '{slug}'.") from None
+        study = study_for_command(slug)
         try:
             result = participant_erase(study=study, prolific_pid=pid, performed_by=by, note=note)
         except PrivacyError as exc:

@@ -1,8 +1,9 @@
 """``manage.py purge_identifiers SLUG``: replace raw Prolific IDs by pseudonyms, keeping the data."""
 from django.core.management.base import BaseCommand, CommandError
 
-from spotlight_study.privacy.services import PrivacyError, identifiers_purge
-from spotlight_study.studies.models import Study
+from spotlight_study.commands import study_for_command
+from spotlight_study.privacy.errors import PrivacyError
+from spotlight_study.privacy.services import identifiers_purge
 
 
 class Command(BaseCommand):
@@ -24,10 +25,7 @@ class Command(BaseCommand):
         parser.add_argument("--note", default="", help="Free text for the audit (no PID).")
 
     def handle(self, *args, slug, even_if_open, by, note, **options):
-        try:
-            study = Study.objects.get(slug=slug)
-        except Study.DoesNotExist:
-            raise CommandError(f"No study with slug '{slug}'.") from None
+        study = study_for_command(slug)
         try:
             action = identifiers_purge(
                 study=study, performed_by=by, note=note, even_if_open=even_if_open

@@ -11,9 +11,14 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from spotlight_study.prolific import selectors, services
-from spotlight_study.prolific.client import ProlificError
-from spotlight_study.studies.models import Study
+from spotlight_study.commands import study_for_command
+from spotlight_study.prolific import selectors
+from spotlight_study.prolific.errors import ProlificError, ProlificServiceError
+from spotlight_study.prolific.services.bonuses import bonus_payment_draft, bonus_payment_pay
+from spotlight_study.prolific.services.review import (
+    submissions_approve_completed,
+    submissions_review_failed_checks,
+)
 
 
 class Command(BaseCommand):
@@ -38,19 +43,17 @@ class Command(BaseCommand):
             raise CommandError("Give --approve, --failed-checks or --bonuses FILE.")
         if o["pay"] and not o["bonuses"]:
             raise CommandError("--pay goes with --bonuses FILE.")
-        study = Study.objects.filter(slug=slug).first()
-        if study is None:
-            raise CommandError(f"No study with slug '{slug}'.")
+        study = study_for_command(slug)
         ps = selectors.prolific_study_for(study)
         if ps is None:
             raise CommandError(f"Study '{slug}' is not linked to Prolific (see prolific_study).")
         try:
             if o["approve"]:
-                r = services.submissions_approve_completed(prolific_study_id=ps.pk, dry_run=o["dry_run"])
+                r = submissions_approve_completed(prolific_study_id=ps.pk, dry_run=o["dry_run"])
                 verb = "Would approve" if r.dry_run else "Approved"
                 self.stdout.write(f"{verb} {r.done if not r.dry_run else r.selected} of {r.selected} submission(s) ({r.api_calls} request(s)).")
             if o["failed_checks"]:
-                r = services.submissions_review_failed_checks(prolific_study_id=ps.pk, dry_run=o["dry_run"])
+                r = submissions_review_failed_checks(prolific_study_id=ps.pk, dry_run=o["dry_run"])
                 self.stdout.write(
                     f"Failed instruction checks ({r.action}): {r.selected} selected, {r.done} done"
                     + (" (dry run)" if r.dry_run else "")
@@ -62,7 +65,7 @@ class Command(BaseCommand):
                     raise CommandError("Stopped at the first error; the rest were not sent.")
             if o["bonuses"]:
                 self._bonuses(ps, Path(o["bonuses"]), pay=o["pay"] and not o["dry_run"])
-        except (services.ProlificServiceError, ProlificError) as exc:
+        except (ProlificServiceError, ProlificError) as exc:
             raise CommandError(str(exc)) from None
 
     def _bonuses(self, ps, path: Path, *, pay: bool) -> None:
@@ -70,7 +73,7 @@ class Command(BaseCommand):
             text = path.read_text(encoding="utf-8-sig")
         except (OSError, UnicodeDecodeError) as exc:
             raise CommandError(f"Cannot read {path}: {exc}") from None
-        payment = services.bonus_payment_draft(prolific_study_id=ps.pk, csv_text=text)
+        payment = bonus_payment_draft(prolific_study_id=ps.pk, csv_text=text)
         for item in payment.items:
             self.stdout.write(f"  {item['participant']}  {item['amount_minor'] / 100:.2f}")
         self.stdout.write(
@@ -80,5 +83,5 @@ class Command(BaseCommand):
         if not pay:
             self.stdout.write("Dry run: nothing was sent. Add --pay to pay.")
             return
-        payment = services.bonus_payment_pay(bonus_payment_id=payment.pk)
+        payment = bonus_payment_pay(bonus_payment_id=payment.pk)
         self.stdout.write(f"Paid: bonus payment {payment.pk} (Prolific {payment.bulk_id}).")

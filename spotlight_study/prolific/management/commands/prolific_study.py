@@ -14,8 +14,11 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from spotlight_study.prolific import selectors, services
-from spotlight_study.prolific.client import REJECTION_CATEGORIES, ProlificError
+from spotlight_study.commands import study_for_command
+from spotlight_study.prolific import selectors
+from spotlight_study.prolific.errors import ProlificError, ProlificServiceError
+from spotlight_study.prolific.payloads import REJECTION_CATEGORIES
+from spotlight_study.prolific.services import study as study_services
 from spotlight_study.prolific.models import ProlificStudy
 from spotlight_study.studies.models import Study
 
@@ -48,14 +51,12 @@ class Command(BaseCommand):
         parser.add_argument("--base-url", help="Public origin of this server (default PROLIFIC_STUDY_BASE_URL).")
 
     def handle(self, *args, slug: str, action: str, **o) -> None:
-        study = Study.objects.filter(slug=slug).first()
-        if study is None:
-            raise CommandError(f"No study with slug '{slug}'.")
+        study = study_for_command(slug)
         try:
             self._handle(study, action, o)
         except ValidationError as exc:
             raise CommandError("; ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items())) from None
-        except (services.ProlificServiceError, ProlificError) as exc:
+        except (ProlificServiceError, ProlificError) as exc:
             raise CommandError(str(exc)) from None
 
     def _handle(self, study: Study, action: str, o: dict) -> None:
@@ -66,7 +67,7 @@ class Command(BaseCommand):
             if o["filters_json"]:
                 with open(o["filters_json"], encoding="utf-8") as fh:
                     filters = json.load(fh)
-            ps = services.prolific_study_configure(
+            ps = study_services.prolific_study_configure(
                 study=study,
                 description=o["description"],
                 reward_minor_units=o["reward_minor_units"],
@@ -86,7 +87,7 @@ class Command(BaseCommand):
         if action == "link":
             if not o["prolific_id"]:
                 raise CommandError("link needs the Prolific study id.")
-            ps = services.prolific_study_link(study=study, prolific_id=o["prolific_id"])
+            ps = study_services.prolific_study_link(study=study, prolific_id=o["prolific_id"])
             self.stdout.write(f"'{study.slug}' is linked to Prolific study {ps.prolific_id}.")
             return
         ps = selectors.prolific_study_for(study)
@@ -97,8 +98,8 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(selectors.study_draft(ps, base_url=base).as_payload(), indent=2))
             return
         if action == "create":
-            ps = services.prolific_study_create(prolific_study_id=ps.pk, base_url=o["base_url"])
+            ps = study_services.prolific_study_create(prolific_study_id=ps.pk, base_url=o["base_url"])
             self.stdout.write(f"Draft created on Prolific: {ps.prolific_id}. Publish it with `prolific_study {study.slug} publish`.")
             return
-        ps = services.prolific_study_transition(prolific_study_id=ps.pk, action=TRANSITIONS[action])
+        ps = study_services.prolific_study_transition(prolific_study_id=ps.pk, action=TRANSITIONS[action])
         self.stdout.write(f"{TRANSITIONS[action]} sent; Prolific status: {ps.prolific_status or 'unknown'}.")

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from spotlight_study.prolific import selectors, services
-from spotlight_study.prolific.client import ProlificError
-from spotlight_study.studies.models import Study
+from spotlight_study.commands import study_for_command
+from spotlight_study.prolific import selectors
+from spotlight_study.prolific.errors import ProlificError, ProlificServiceError
+from spotlight_study.prolific.services.submissions import submission_entry_verify, submissions_sync
 
 
 class Command(BaseCommand):
@@ -22,15 +23,13 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, slug: str, verify: bool, **options) -> None:
-        study = Study.objects.filter(slug=slug).first()
-        if study is None:
-            raise CommandError(f"No study with slug '{slug}'.")
+        study = study_for_command(slug)
         ps = selectors.prolific_study_for(study)
         if ps is None:
             raise CommandError(f"Study '{slug}' is not linked to Prolific (see prolific_study).")
         try:
-            r = services.submissions_sync(prolific_study_id=ps.pk)
-        except (services.ProlificServiceError, ProlificError) as exc:
+            r = submissions_sync(prolific_study_id=ps.pk)
+        except (ProlificServiceError, ProlificError) as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(
             f"{r.fetched} submission(s) on Prolific: {r.created} new, {r.changed} changed, "
@@ -44,7 +43,7 @@ class Command(BaseCommand):
             results = {True: 0, False: 0, None: 0}
             for p in selectors.participants_to_verify(ps):
                 try:
-                    results[services.submission_entry_verify(participant_id=p.pk)] += 1
+                    results[submission_entry_verify(participant_id=p.pk)] += 1
                 except ProlificError as exc:
                     raise CommandError(str(exc)) from None
             self.stdout.write(

@@ -3,12 +3,14 @@
 Exit status 0 on success; 2, with a one-line message and no traceback, when the data cannot be
 analysed yet (no answers, answers without final labels, a condition group still empty); 1 for
 other errors (unknown study, output directory not writable). The study's latest preregistered
-plan (``manage.py preregister``), if any, is cited in the report with the deviations from it.
+plan (``manage.py preregister``), if any, is cited in the report with the deviations from it. When
+the machine coder (``manage.py llm_annotate``) has labelled the study, the report gives its
+agreement with the humans and the non-inferiority decision per label (``--margin``).
 """
 from django.core.management.base import BaseCommand, CommandError
 
+from spotlight_study.commands import study_for_command
 from spotlight_study.researcher.services import analysis_run
-from spotlight_study.studies.models import Study
 
 
 class Command(BaseCommand):
@@ -26,25 +28,30 @@ class Command(BaseCommand):
             help="Analyse the pilot participants (manage.py pilot) too; left out by default.",
         )
         parser.add_argument(
+            "--margin",
+            type=float,
+            default=None,
+            help="Non-inferiority margin of the machine coder in kappa units, in [0, 1] (default "
+            "0.1): it could replace a second human coder on a label if the lower 95%% bound of "
+            "kappa(machine, final) >= kappa(human, human) - margin. See docs/analysis.md.",
+        )
+        parser.add_argument(
             "--no-plan",
             action="store_true",
             help="Ignore the study's preregistered plan (by default the latest version is used: the "
             "report cites its hash and lists the deviations from it).",
         )
 
-    def handle(self, *args, slug, out, include_pilot=False, no_plan=False, **options):
+    def handle(self, *args, slug, out, include_pilot=False, no_plan=False, margin=None, **options):
         from analysis import AnalysisInputError
 
         from spotlight_study.prereg.selectors import plan_latest
 
-        try:
-            study = Study.objects.get(slug=slug)
-        except Study.DoesNotExist:
-            raise CommandError(f"No study with slug '{slug}'.") from None
+        study = study_for_command(slug)
         latest = None if no_plan else plan_latest(study=study)
         try:
             results = analysis_run(study=study, out_dir=out, include_pilot=include_pilot,
-                                   plan=latest.plan if latest else None)
+                                   plan=latest.plan if latest else None, margin=margin)
         except AnalysisInputError as exc:
             # Status 2, like ``python -m analysis``: the input cannot be analysed (as opposed to 1,
             # the command itself failing).
@@ -58,6 +65,7 @@ class Command(BaseCommand):
             count = results["preregistration"]["deviations"]["count"]
             self.stdout.write(f"  Preregistered plan v{latest.version} (SHA-256 {latest.plan_sha256}): "
                               f"{count} deviation(s), listed in the report.")
+        self._machine_coder_lines(results.get("machine_coder"))
         for section, treatment, words in (
             ("identification", "pattern", "pattern"),
             ("identification_with_distractors", "pattern_with_distractors", "pattern + distractors"),
@@ -68,3 +76,11 @@ class Command(BaseCommand):
                     f"{r[f'k_{treatment}']}/{r[f'n_{treatment}']} with {words}, z={r['z']}, "
                     f"p={r['p']}, p (Holm)={results['holm'][section][setting]['p_holm']}"
                 )
+
+    def _machine_coder_lines(self, machine_coder) -> None:
+        """One line per decision of the machine coder, or that there are no machine labels."""
+        if not machine_coder or not machine_coder["models"]:
+            self.stdout.write("  No machine labels: the report has no machine-coder agreement.")
+            return
+        for d in machine_coder["decisions"]:
+            self.stdout.write(f"  Machine coder llm:{d['model']}: {d['statement']}")

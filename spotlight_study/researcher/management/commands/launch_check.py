@@ -4,8 +4,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from spotlight_study.researcher.launch import GO, NO_GO, UNCHECKED, file_check, launch_check
-from spotlight_study.studies.models import Study
-from spotlight_study.studies.selectors import study_get_with_settings
+from spotlight_study.studies.selectors import study_get
 
 MARKS = {GO: "[go]     ", "warning": "[warning]", NO_GO: "[no-go]  ", UNCHECKED: "[unchecked]"}
 
@@ -30,10 +29,9 @@ class Command(BaseCommand):
         if Path(study).is_file():
             report = file_check(study)
         else:
-            try:
-                the_study = study_get_with_settings(slug=study)
-            except Study.DoesNotExist:
-                raise CommandError(f"No study '{study}' and no such file.") from None
+            the_study = study_get(slug=study)
+            if the_study is None:
+                raise CommandError(f"No study '{study}' and no such file.")
             report = launch_check(study=the_study, base_url=base_url, timeout_s=timeout)
         self.stdout.write(f"Launch check of {report.subject}:")
         for item in report.items:

@@ -15,9 +15,10 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from spotlight_study.stimuli.importers import FORMATS, ImportOptions, OutputImportError, read_outputs
-from spotlight_study.stimuli.mining import METHODS, MiningError, mine_ctfidf, mine_premise
-from spotlight_study.stimuli.tokenize import TokenizerError, pipeline_label, tokenize_texts
+from spotlight_study.stimuli.errors import MiningError, OutputImportError, TokenizerError
+from spotlight_study.stimuli.importers import FORMATS, ImportOptions, read_outputs
+from spotlight_study.stimuli.mining import METHODS, mine_ctfidf, mine_premise
+from spotlight_study.stimuli.tokenize import pipeline_label, tokenize_texts
 
 
 class ProgressBar:

@@ -11,7 +11,8 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
-from spotlight_study.stimuli.runner import KINDS, job_run_now
+from spotlight_study.stimuli.jobs.runner import job_run_now
+from spotlight_study.stimuli.tasks import KINDS
 from spotlight_study.stimuli.selectors import job_get, job_progress, jobs_to_run
 
 
@@ -40,7 +41,7 @@ class Command(BaseCommand):
 
     def _run(self, kind: str, job_id: int) -> None:
         self.stdout.write(f"Running {kind} job {job_id}...")
-        job_run_now(kind=kind, job_id=job_id)
+        job_run_now(KINDS[kind], job_id=job_id)
         try:
             progress = job_progress(job_get(kind=kind, job_id=job_id), kind=kind)
         except Exception as exc:

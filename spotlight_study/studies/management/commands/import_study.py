@@ -2,8 +2,8 @@
 file, printing its design warnings."""
 from django.core.management.base import BaseCommand, CommandError
 
-from spotlight_study.studies.schema import StudyFileError
-from spotlight_study.studies.services import StudyImportError, study_import_outcome
+from spotlight_study.studies.errors import StudyFileError, StudyImportError
+from spotlight_study.studies.services import study_import_outcome
 
 
 class Command(BaseCommand):

@@ -1,0 +1,402 @@
+"""Inter-annotator agreement for one label, from plain arrays (no Django, no ORM).
+
+The Django side (``spotlight_study.annotation.selectors`` and ``machine_agreement``) gathers the
+ratings from the database and calls this module; every statistic lives here.
+
+Input layout follows the ``krippendorff`` package: ``ratings[a][i]`` is annotator ``a``'s value
+for item ``i``, or ``None`` where that annotator did not label the item. Values are any hashable
+labels (booleans, strings, ints); they are nominal, so only equality matters.
+
+Three statistics, each a :class:`Statistic` that is either a number or undefined with a reason:
+
+- percent agreement: the share of items with at least two ratings on which all ratings are equal;
+- Cohen's kappa (``sklearn.metrics.cohen_kappa_score``), only when exactly two annotators
+  labeled, over the items both labeled;
+- Krippendorff's alpha, nominal (``krippendorff.alpha(..., level_of_measurement="nominal")``),
+  for any number of annotators with missing ratings.
+
+:func:`pairwise_agreement` gives the same three statistics for every pair of annotators and for
+each annotator against the final labels.
+
+Tags are not a single nominal value: :func:`tag_presence` turns tag sets into one present/absent
+array per tag, and each is compared on its own.
+
+Kappa with a bootstrap confidence interval and the machine coder's decision rule are in
+:mod:`analysis.stats.agreement_ci`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import AnalysisInputError
+
+Ratings = Sequence[Sequence[Hashable | None]]
+
+
+@dataclass(frozen=True)
+class Statistic:
+    """A statistic's value, or ``None`` with ``undefined_reason`` saying why it has none."""
+
+    value: float | None
+    undefined_reason: str = ""
+
+    @property
+    def defined(self) -> bool:
+        """Whether there is a number."""
+        return self.value is not None
+
+    def display(self, digits: int = 3) -> str:
+        """The value rounded to ``digits`` places, or ``undefined (reason)``."""
+        if self.value is None:
+            return f"undefined ({self.undefined_reason})"
+        return f"{self.value:.{digits}f}"
+
+
+def undefined(reason: str) -> Statistic:
+    """A :class:`Statistic` without a value, saying why."""
+    return Statistic(value=None, undefined_reason=reason)
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Agreement on one label.
+
+    Attributes
+    ----------
+    n_items : int
+        Items with at least two ratings (the only ones that carry information on agreement).
+    n_annotators : int
+        Annotators with at least one rating.
+    n_ratings : int
+        Ratings in all (not ``None``).
+    percent_agreement : Statistic
+        Share (0..1) of the ``n_items`` on which all ratings are equal.
+    cohen_kappa : Statistic
+        Cohen's kappa over the items both annotators labeled; defined only for exactly two
+        annotators.
+    krippendorff_alpha : Statistic
+        Krippendorff's alpha, nominal metric, using every item with two or more ratings.
+    """
+
+    n_items: int
+    n_annotators: int
+    n_ratings: int
+    percent_agreement: Statistic
+    cohen_kappa: Statistic
+    krippendorff_alpha: Statistic
+
+
+#: Label types that are hashable and never NaN (exact classes, not subclasses).
+_PLAIN_LABEL_TYPES = frozenset({bool, int, str})
+
+
+def validate_ratings(ratings: Ratings) -> list[list[Hashable | None]]:
+    """The ratings as lists of rows; AnalysisInputError if empty, ragged, NaN or unhashable."""
+    rows = [list(r) for r in ratings]
+    if not rows:
+        raise AnalysisInputError("ratings must have at least one annotator (row).")
+    n = len(rows[0])
+    if any(len(r) != n for r in rows):
+        raise AnalysisInputError("Every annotator's row must have one entry per item (same length).")
+    for r in rows:
+        for v in r:
+            # The usual labels (None, bool, int, str) pass at once: the checks below, through
+            # the Hashable ABC, cost seconds on 60,000 ratings (issue 11).
+            if v is None or v.__class__ in _PLAIN_LABEL_TYPES:
+                continue
+            if v is not None and (isinstance(v, float) and math.isnan(v)):
+                raise AnalysisInputError("Use None, not NaN, for a missing rating.")
+            if v is not None and not isinstance(v, Hashable):
+                raise AnalysisInputError(f"Rating values must be hashable, got {type(v).__name__}.")
+    return rows
+
+
+def percent_agreement(ratings: Ratings) -> Statistic:
+    """Share of items with two or more ratings on which all ratings are equal.
+
+    Parameters
+    ----------
+    ratings : sequence of sequences, shape (n_annotators, n_items)
+        ``None`` marks a missing rating; items with fewer than two ratings are skipped.
+
+    Returns
+    -------
+    Statistic
+        In 0..1; undefined if no item has two ratings.
+    """
+    rows = validate_ratings(ratings)
+    n_items = len(rows[0])
+    paired = agreeing = 0
+    for i in range(n_items):
+        values = [r[i] for r in rows if r[i] is not None]
+        if len(values) < 2:
+            continue
+        paired += 1
+        agreeing += len(set(values)) == 1
+    if paired == 0:
+        return undefined("no item has two ratings")
+    return Statistic(agreeing / paired)
+
+
+def cohen_kappa(ratings: Ratings) -> Statistic:
+    """Cohen's kappa of exactly two annotators over the items both labeled.
+
+    Parameters
+    ----------
+    ratings : sequence of sequences, shape (n_annotators, n_items)
+        Rows of annotators without any rating are ignored.
+
+    Returns
+    -------
+    Statistic
+        Undefined if the number of annotators with ratings is not two, if they share no item,
+        or if all their shared ratings have a single value (chance agreement is then 1 and
+        kappa is 0/0).
+
+    Notes
+    -----
+    ``sklearn.metrics.cohen_kappa_score(y1, y2)``: kappa = (p_o - p_e) / (1 - p_e), with p_e
+    from each annotator's own label frequencies.
+
+    References
+    ----------
+    J. Cohen (1960). A coefficient of agreement for nominal scales. Educational and Psychological
+    Measurement 20(1), 37-46.
+    """
+    from sklearn.metrics import cohen_kappa_score
+
+    rows = [r for r in validate_ratings(ratings) if any(v is not None for v in r)]
+    if len(rows) != 2:
+        return undefined(f"needs exactly two annotators, there are {len(rows)}")
+    pairs = [(a, b) for a, b in zip(*rows, strict=True) if a is not None and b is not None]
+    if not pairs:
+        return undefined("the two annotators labeled no item in common")
+    codes = value_codes(v for pair in pairs for v in pair)
+    if len(codes) < 2:
+        return undefined("every shared rating has the same value")
+    y1 = [codes[a] for a, _ in pairs]
+    y2 = [codes[b] for _, b in pairs]
+    value = float(cohen_kappa_score(y1, y2))
+    if math.isnan(value):  # pragma: no cover - excluded by the single-value check above
+        return undefined("chance agreement is 1")
+    return Statistic(value)
+
+
+def krippendorff_alpha(ratings: Ratings) -> Statistic:
+    """Krippendorff's alpha for nominal data with missing ratings.
+
+    Parameters
+    ----------
+    ratings : sequence of sequences, shape (n_annotators, n_items)
+        ``None`` marks a missing rating (passed to ``krippendorff`` as NaN).
+
+    Returns
+    -------
+    Statistic
+        Undefined if no item has two ratings, or if the ratings on such items take a single
+        value (the expected disagreement is then zero).
+
+    Notes
+    -----
+    ``krippendorff.alpha(reliability_data=..., level_of_measurement="nominal")`` with values
+    coded as integers and missing ratings as NaN; alpha = 1 - D_o / D_e.
+
+    References
+    ----------
+    K. Krippendorff (2011). Computing Krippendorff's Alpha-Reliability.
+    """
+    import krippendorff
+
+    rows = validate_ratings(ratings)
+    n_items = len(rows[0])
+    pairable = [i for i in range(n_items) if sum(r[i] is not None for r in rows) >= 2]
+    if not pairable:
+        return undefined("no item has two ratings")
+    codes = value_codes(r[i] for r in rows for i in pairable if r[i] is not None)
+    if len(codes) < 2:
+        return undefined("every rating on items with two ratings has the same value")
+    data = np.array(
+        [[np.nan if r[i] is None else codes[r[i]] for i in pairable] for r in rows], dtype=float
+    )
+    value = float(krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"))
+    if math.isnan(value):  # pragma: no cover - excluded by the checks above
+        return undefined("expected disagreement is zero")
+    return Statistic(value)
+
+
+def agreement(ratings: Ratings) -> Agreement:
+    """Percent agreement, Cohen's kappa and Krippendorff's alpha for one label.
+
+    Parameters
+    ----------
+    ratings : sequence of sequences, shape (n_annotators, n_items)
+        ``ratings[a][i]`` is annotator ``a``'s value for item ``i`` or ``None``.
+
+    Returns
+    -------
+    Agreement
+
+    Raises
+    ------
+    AnalysisInputError
+        If there is no row, rows differ in length, or a value is NaN or unhashable.
+
+    Examples
+    --------
+    >>> a = agreement([[True, False, True], [True, True, None]])
+    >>> a.n_items, a.percent_agreement.value
+    (2, 0.5)
+    """
+    rows = validate_ratings(ratings)
+    n_items = len(rows[0])
+    return Agreement(
+        n_items=sum(1 for i in range(n_items) if sum(r[i] is not None for r in rows) >= 2),
+        n_annotators=sum(1 for r in rows if any(v is not None for v in r)),
+        n_ratings=sum(v is not None for r in rows for v in r),
+        percent_agreement=percent_agreement(rows),
+        cohen_kappa=cohen_kappa(rows),
+        krippendorff_alpha=krippendorff_alpha(rows),
+    )
+
+
+@dataclass(frozen=True)
+class PairAgreement:
+    """Agreement of two raters on one label, over the items both rated.
+
+    ``rater_a``/``rater_b`` are the names passed in (e.g. annotator pseudonyms, or the name of
+    the reference such as ``final``); ``result`` holds percent agreement, Cohen's kappa and
+    Krippendorff's alpha of the two rows (see :func:`agreement`).
+    """
+
+    rater_a: str
+    rater_b: str
+    result: Agreement
+
+
+def pairwise_agreement(
+    ratings: Ratings,
+    raters: Sequence[str],
+    *,
+    reference: Sequence[Hashable | None] | None = None,
+    reference_name: str = "final",
+) -> list[PairAgreement]:
+    """Every pair of raters (annotator x annotator), then every rater against a reference.
+
+    Parameters
+    ----------
+    ratings : sequence of sequences, shape (n_annotators, n_items)
+        As for :func:`agreement`; ``None`` marks a missing rating.
+    raters : sequence of str, length n_annotators
+        The name of each row.
+    reference : sequence, length n_items, optional
+        A reference row such as the final (agreed or adjudicated) labels, ``None`` where an
+        item has none. Each rater is compared with it as if it were a second rater.
+    reference_name : str
+        The name of the reference row in the result.
+
+    Returns
+    -------
+    list of PairAgreement
+        Pairs ``(raters[i], raters[j])`` for ``i < j`` in the order of ``raters``, then
+        ``(raters[i], reference_name)``; only pairs that rated at least one item in common.
+        Each pair's statistics cover exactly the items both rated (``n_ratings == 2 * n_items``).
+
+    Raises
+    ------
+    AnalysisInputError
+        If the rows are invalid (see :func:`agreement`), ``raters`` does not name every row,
+        or ``reference`` has another length.
+
+    Notes
+    -----
+    Each pair's Cohen's kappa is ``sklearn.metrics.cohen_kappa_score`` over the items both
+    rated, as in :func:`cohen_kappa`; pairwise kappas are the annotator x annotator view of
+    tools such as INCEpTION. Against the final labels a kappa is optimistic for annotators whose
+    labels made the final label (an agreed final label equals theirs).
+    """
+    rows = validate_ratings(ratings)
+    if len(raters) != len(rows):
+        raise AnalysisInputError(f"raters names {len(raters)} rows, ratings has {len(rows)}.")
+    pairs = [
+        (raters[i], raters[j], rows[i], rows[j])
+        for i in range(len(rows))
+        for j in range(i + 1, len(rows))
+    ]
+    if reference is not None:
+        ref = validate_ratings([reference])[0]
+        if len(ref) != len(rows[0]):
+            raise AnalysisInputError("reference must have one entry per item (the length of each row).")
+        pairs += [(raters[i], reference_name, rows[i], ref) for i in range(len(rows))]
+    out = []
+    for name_a, name_b, row_a, row_b in pairs:
+        common_a, common_b = common_items(row_a, row_b)
+        if all(a is None for a in common_a):
+            continue
+        out.append(PairAgreement(name_a, name_b, agreement([common_a, common_b])))
+    return out
+
+
+def common_items(
+    row_a: Sequence[Hashable | None], row_b: Sequence[Hashable | None]
+) -> tuple[list[Hashable | None], list[Hashable | None]]:
+    """The two rows with ratings kept only on the items both rated (``None`` elsewhere).
+
+    Parameters
+    ----------
+    row_a, row_b : sequence, length n_items
+        Nominal ratings, ``None`` where the rater did not rate the item.
+
+    Returns
+    -------
+    (list, list)
+        Both of length n_items.
+
+    Raises
+    ------
+    ValueError
+        If the rows differ in length.
+
+    Notes
+    -----
+    A rating without its counterpart compares nothing, and would make ``n_ratings`` of
+    :func:`agreement` more than twice ``n_items``.
+    """
+    both = [a is not None and b is not None for a, b in zip(row_a, row_b, strict=True)]
+    return ([a if k else None for a, k in zip(row_a, both)],
+            [b if k else None for b, k in zip(row_b, both)])
+
+
+def tag_presence(
+    tag_sets: Sequence[Sequence[Iterable[str] | None]],
+) -> dict[str, list[list[bool | None]]]:
+    """One present/absent rating array per tag, from each annotator's tag sets.
+
+    Parameters
+    ----------
+    tag_sets : sequence of sequences, shape (n_annotators, n_items)
+        The tags an annotator gave an item (an iterable of strings), or ``None`` where the
+        annotator did not label it.
+
+    Returns
+    -------
+    dict
+        ``{tag: ratings}`` for every tag used at least once, where ``ratings[a][i]`` is ``True``
+        if annotator ``a`` gave item ``i`` the tag, ``False`` if they labeled the item without
+        it, and ``None`` if they did not label the item. Sorted by tag.
+    """
+    rows = [list(r) for r in tag_sets]
+    tags = sorted({t for r in rows for s in r if s is not None for t in s})
+    return {tag: [[None if s is None else tag in set(s) for s in r] for r in rows] for tag in tags}
+
+
+def value_codes(values: Iterable[Hashable]) -> dict[Hashable, int]:
+    """Integer codes for the distinct values, in order of first appearance."""
+    codes: dict[Hashable, int] = {}
+    for v in values:
+        codes.setdefault(v, len(codes))
+    return codes

@@ -1,0 +1,82 @@
+"""Step 1 of the label import: CSV text to a header and raw rows, with errors by line.
+
+Line numbers are those of the file: the header is line 1, and a row starts on the line where
+its first value starts (a quoted value may span lines).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+
+from ..errors import LabelImportError
+
+IMPORT_REQUIRED = ("item", "identified", "surface_difference", "no_difference", "exclusion")
+IMPORT_OPTIONAL = ("tags", "exclusion_note", "annotator")
+_TRUE = {"1", "true", "yes", "y"}
+_FALSE = {"0", "false", "no", "n"}
+
+
+@dataclass(frozen=True)
+class RawRow:
+    """One data row: its first ``line`` and ``values`` by (stripped) column name, as text."""
+
+    line: int
+    values: dict[str, str]
+
+
+def parse_bool(value: str) -> bool | None:
+    """``True`` for 1/true/yes/y, ``False`` for 0/false/no/n (any case, spaces ignored), else
+    ``None``."""
+    v = value.strip().lower()
+    return True if v in _TRUE else False if v in _FALSE else None
+
+
+def csv_parse(text: str, *, annotator_name: str | None) -> tuple[list[RawRow], list[tuple[int, str]]]:
+    """Split the CSV ``text`` (a leading BOM is ignored) into raw rows.
+
+    Returns ``(rows, errors)``: the rows that have no more values than columns, and
+    ``(line, message)`` for rows that do and for broken CSV (reading stops there).
+
+    Raises
+    ------
+    LabelImportError
+        At once, for what makes every row meaningless: a NUL character (PostgreSQL cannot store
+        it; refused on every database alike), a missing or unknown column, or no ``annotator``
+        column and no ``annotator_name``.
+    """
+    if "\x00" in text:
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        raise LabelImportError([(line, "a NUL character (byte 0x00) is not text; remove it")])
+    reader = csv.DictReader(io.StringIO(text.lstrip("\ufeff")))
+    _header_check([h.strip() for h in (reader.fieldnames or [])], annotator_name=annotator_name)
+    rows: list[RawRow] = []
+    errors: list[tuple[int, str]] = []
+    while True:
+        line = reader.line_num + 1  # where the row starts (a quoted value may span lines)
+        try:
+            raw = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            errors.append((line, f"not valid CSV: {exc}"))
+            break
+        if None in raw:
+            errors.append((line, "more values than columns"))
+            continue
+        rows.append(RawRow(line, {(k or "").strip(): (v or "") for k, v in raw.items()}))
+    return rows, errors
+
+
+def _header_check(header: list[str], *, annotator_name: str | None) -> None:
+    """Raise :class:`LabelImportError` (line 1) for missing or unknown columns, or when no
+    annotator is named by a column or ``annotator_name``."""
+    missing = [c for c in IMPORT_REQUIRED if c not in header]
+    if missing:
+        raise LabelImportError([(1, f"missing column(s): {', '.join(missing)}")])
+    unknown_cols = [c for c in header if c not in IMPORT_REQUIRED + IMPORT_OPTIONAL]
+    if unknown_cols:
+        raise LabelImportError([(1, f"unknown column(s): {', '.join(unknown_cols)}")])
+    if "annotator" not in header and not annotator_name:
+        raise LabelImportError([(1, "no 'annotator' column: name the annotator with --annotator")])

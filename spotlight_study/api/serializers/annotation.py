@@ -1,0 +1,99 @@
+"""Serializers of annotation: progress, agreement rows and final labels."""
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from spotlight_study.studies.models import Setting
+
+
+class AnnotatorSerializer(serializers.Serializer):
+    """An annotator of the study with the number of labels they saved."""
+
+    pseudonym = serializers.CharField()
+    username = serializers.CharField()
+    labels = serializers.IntegerField()
+
+
+class AnnotationStatusSerializer(serializers.Serializer):
+    """Items by status."""
+
+    final = serializers.IntegerField()
+    needs_adjudication = serializers.IntegerField()
+    in_progress = serializers.IntegerField()
+
+
+class AnnotationProgressSerializer(serializers.Serializer):
+    """Annotation progress of a study (``researcher_overview`` without the agreement table)."""
+
+    items = serializers.IntegerField()
+    status = AnnotationStatusSerializer()
+    final_sources = serializers.DictField(child=serializers.IntegerField())
+    annotators = AnnotatorSerializer(many=True)
+
+
+class AgreementRowSerializer(serializers.Serializer):
+    """Agreement on one label over a scope, for all annotators, a pair of annotators or one
+    annotator against the final labels (``comparison``); an undefined statistic is ``null`` with
+    its reason."""
+
+    field = serializers.CharField()
+    scope = serializers.CharField()
+    comparison = serializers.ChoiceField(choices=["all", "pair", "vs_final"])
+    rater_a = serializers.CharField(allow_blank=True)
+    rater_b = serializers.CharField(allow_blank=True)
+    n_items = serializers.IntegerField()
+    n_annotators = serializers.IntegerField()
+    n_ratings = serializers.IntegerField()
+    percent_agreement = serializers.FloatField(allow_null=True)
+    percent_agreement_note = serializers.CharField(allow_blank=True)
+    cohen_kappa = serializers.FloatField(allow_null=True)
+    cohen_kappa_note = serializers.CharField(allow_blank=True)
+    krippendorff_alpha = serializers.FloatField(allow_null=True)
+    krippendorff_alpha_note = serializers.CharField(allow_blank=True)
+
+    def to_representation(self, row: dict) -> dict:
+        """Empty CSV values become ``null``."""
+        data = dict(row)
+        for name in ("percent_agreement", "cohen_kappa", "krippendorff_alpha"):
+            if data.get(name) == "":
+                data[name] = None
+        return super().to_representation(data)
+
+
+class FinalLabelSerializer(serializers.Serializer):
+    """One item's final label (the row of ``final_labels.csv``; labels empty unless final)."""
+
+    item = serializers.CharField()
+    participant = serializers.CharField()
+    setting = serializers.CharField()
+    kind = serializers.CharField()
+    condition = serializers.CharField()
+    status = serializers.CharField()
+    identified = serializers.BooleanField(allow_null=True, required=False)
+    surface_difference = serializers.BooleanField(allow_null=True, required=False)
+    no_difference = serializers.BooleanField(allow_null=True, required=False)
+    other_difference = serializers.BooleanField(allow_null=True, required=False)
+    tags = serializers.ListField(child=serializers.CharField(), allow_null=True, required=False)
+    exclusion = serializers.CharField(allow_null=True, required=False)
+    exclusion_note = serializers.CharField(allow_null=True, required=False, allow_blank=True)
+    source = serializers.CharField(allow_null=True, required=False)
+    decided_at = serializers.CharField(allow_null=True, required=False)
+
+    def to_representation(self, row: dict) -> dict:
+        """CSV values as JSON: 0/1 as booleans, ``;``-separated tags as a list, missing as null."""
+        data = dict(row)
+        final = data.get("status") == "final"
+        for name in ("identified", "surface_difference", "no_difference", "other_difference"):
+            data[name] = bool(int(data[name])) if final and data.get(name) not in (None, "") else None
+        data["tags"] = [t for t in str(data.get("tags", "")).split(";") if t] if final else None
+        for name in ("exclusion", "exclusion_note", "source", "decided_at"):
+            data[name] = data.get(name) if final else None
+        return super().to_representation(data)
+
+
+class FinalLabelQuerySerializer(serializers.Serializer):
+    """Filters of the final-labels list."""
+
+    status = serializers.ChoiceField(choices=["final", "needs_adjudication", "in_progress"], required=False)
+    setting = serializers.CharField(required=False, max_length=50)
+    kind = serializers.ChoiceField(choices=Setting.Kind.values, required=False)

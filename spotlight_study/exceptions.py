@@ -1,0 +1,54 @@
+"""The one root of the apps' own errors.
+
+Every app has one base error in ``<app>/errors.py`` that derives from :class:`DomainError`; every
+error an app's services raise derives from that base. A ``DomainError`` carries what a handler
+needs to answer a request without an ``isinstance`` ladder:
+
+- ``code``: a stable machine-readable name (snake case, listed in ``docs/api.md``);
+- ``http_status``: the HTTP status an API answers with (400 bad input, 404 missing,
+  409 a state that forbids the action, 502 an upstream service failing);
+- ``fields``: ``{input field or study-file path: [message, ...]}``, empty unless the input was
+  invalid.
+
+Both JSON APIs (the researcher API and the annotator API) map a ``DomainError`` to the same body
+(``spotlight_study.api.exceptions.error_body``). Plain Python, no Django, so pure modules may
+raise these too.
+"""
+from __future__ import annotations
+
+
+class DomainError(Exception):
+    """Base of every error the apps raise on purpose.
+
+    Subclasses set the class attributes ``code`` and ``http_status``; an instance may override
+    either through the keyword arguments. ``str(error)`` is the message for people.
+
+    Args:
+        message: the message for people.
+        code: overrides the class's ``code``.
+        http_status: overrides the class's ``http_status``.
+        fields: per-field messages, ``{name: [message, ...]}``.
+    """
+
+    code: str = "error"
+    http_status: int = 409
+
+    def __init__(
+        self,
+        message: str = "",
+        *args: object,
+        code: str | None = None,
+        http_status: int | None = None,
+        fields: dict[str, list[str]] | None = None,
+    ) -> None:
+        super().__init__(message, *args)
+        if code is not None:
+            self.code = code
+        if http_status is not None:
+            self.http_status = http_status
+        self.fields = fields or {}
+
+    @property
+    def message(self) -> str:
+        """The message for people (the first argument)."""
+        return str(self.args[0]) if self.args else ""

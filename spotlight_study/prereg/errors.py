@@ -1,0 +1,22 @@
+"""The errors of preregistration: one base, :class:`PreregError`, and its kinds.
+
+They derive from :class:`spotlight_study.exceptions.DomainError` (``code``, ``http_status``);
+``str()`` is the message for the researcher (``manage.py preregister`` prints it).
+"""
+from __future__ import annotations
+
+from spotlight_study.exceptions import DomainError
+
+
+class PreregError(DomainError):
+    """A plan version cannot be registered as asked (message for the researcher)."""
+
+    code = "prereg_conflict"
+    http_status = 409
+
+
+class PlanInputError(PreregError):
+    """The options for the plan are incomplete or out of range (message for the researcher)."""
+
+    code = "invalid_plan_input"
+    http_status = 400

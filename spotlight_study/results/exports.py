@@ -1,0 +1,263 @@
+"""The study export: tidy CSV files read by ``analysis/`` (columns documented in the README).
+
+Joins the participants' answers (:mod:`spotlight_study.participation`) with their final labels
+(:mod:`spotlight_study.annotation`), which is why it lives in this app above both. The
+participant column is always a pseudonym
+(:func:`~spotlight_study.participation.selectors.participant_pseudonym`); the raw Prolific ID is
+never written.
+"""
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from spotlight_study.csvsafe import neutralize
+from spotlight_study.participation import flags as quality_flags
+from spotlight_study.participation.models import Participant
+from spotlight_study.participation.selectors import participant_pseudonym
+from spotlight_study.results.selectors import export_data
+from spotlight_study.studies.models import Setting, Study
+
+RESPONSES_COLUMNS = [
+    "participant", "setting", "condition", "position", "cell", "answer", "served_at", "answered_at",
+    "time_on_task_ms", "paste_count", "paste_chars", "hidden_ms", "blur_count", "serve_count",
+    "flags", "identified", "other_difference", "no_difference", "excluded", "exclusion_reason",
+    "label_source",
+]
+SURVEY_COLUMNS = ["participant", "condition", "item", "response"]
+PARTICIPANTS_COLUMNS = [
+    "participant", "cell", "cell_plan", "status", "started", "finished", "consented",
+    "instruction_check_passed", "training_answer", "comment", "assignment_seed",
+    "assignment_counts", "pilot",
+]
+
+
+def _iso(value) -> str:
+    return value.isoformat() if value else ""
+
+
+def _exclusion(p: Participant, training_final=None, final=None) -> str:
+    """The reason to exclude a participant's answer, or ``""``.
+
+    In order: ``failed_instruction_check`` (the final label of the training answer decides when
+    it exists: the check fails if that label does not have the target identified or excludes it
+    as ``failed_instruction_check``; otherwise the automatic keyword check decides);
+    ``incomplete``; the answer's own final-label exclusion; an exclusion of the training answer's
+    final label (e.g. ``ai_generated``), which applies to all of the participant's answers.
+    """
+    if training_final is not None and training_final.identified is not None:
+        check_failed = (
+            not training_final.identified
+            or training_final.exclusion == "failed_instruction_check"
+        )
+    else:
+        check_failed = p.instruction_check_passed is False
+    if check_failed:
+        return "failed_instruction_check"
+    if p.status != Participant.Status.COMPLETED:
+        return "incomplete"
+    if final is not None and final.exclusion not in ("none", None):
+        return final.exclusion
+    if training_final is not None and training_final.exclusion not in (
+        "none",
+        "failed_instruction_check",
+        None,  # an accepted machine label without the exclusion field
+    ):
+        return training_final.exclusion
+    return ""
+
+
+def _labels(final) -> dict:
+    """The 0/1 label columns from a final label (``other_difference``: at least one tag), and
+    ``label_source``: ``agreement``, ``adjudication`` or ``machine:llm:<model>`` (the machine
+    coder's label accepted by the researcher). A field an accepted machine label does not
+    cover is empty, as without a final label."""
+    if final is None:
+        return {"identified": "", "other_difference": "", "no_difference": "", "label_source": ""}
+
+    def bit(value) -> int | str:
+        return "" if value is None else int(bool(value))
+
+    machine = final.source == "machine"
+    return {
+        "identified": bit(final.identified),
+        "other_difference": bit(final.tags),
+        "no_difference": bit(final.no_difference),
+        "label_source": f"machine:llm:{final.machine_model}" if machine else final.source,
+    }
+
+
+def export_rows(*, study: Study, include_pilot: bool = False) -> dict[str, list[dict]]:
+    """Rows of the three export files.
+
+    Returns
+    -------
+    dict
+        ``{"responses": [...], "survey": [...], "participants": [...]}``, each a list of dicts
+        keyed by the ``*_COLUMNS`` of this module. ``responses`` has one row per participant x
+        main setting with a saved answer; ``time_on_task_ms`` is in ms. Label columns
+        (``identified``, ``other_difference``, ``no_difference``) come from the answer's final
+        label (agreed or adjudicated blind annotation) and are empty until it exists.
+        ``excluded``/``exclusion_reason`` follow :func:`_exclusion`: before annotation they are
+        pre-filled for incomplete participants and failed (automatic) instruction checks.
+        ``flags`` follow :mod:`spotlight_study.participation.flags`, with ``identical_answer``
+        computed over the main answers of the exported participants. Pilot participants are
+        left out unless ``include_pilot``
+        (then ``participants.csv`` marks them with ``pilot`` = 1).
+    """
+    data = export_data(study=study, include_pilot=include_pilot)
+    finals = data.finals
+    repeated = quality_flags.repeated_answers(
+        r.answer
+        for answers in data.responses.values()
+        for r in answers
+        if r.answered_at and r.setting__kind == Setting.Kind.MAIN
+    )
+    responses, survey, people = [], [], []
+    for p in data.participants:
+        pseudonym = participant_pseudonym(study=study, prolific_pid=p.prolific_pid)
+        answers = data.responses.get(p.pk, ())
+        training = [r for r in answers if r.setting__kind == Setting.Kind.TRAINING]
+        training_final = finals.get(training[0].pk) if training else None
+        for r in answers:
+            if r.setting__kind == Setting.Kind.TRAINING or r.answered_at is None:
+                continue
+            final = finals.get(r.pk)
+            responses.append(
+                _response_row(
+                    r, p, pseudonym=pseudonym, study=study, repeated=repeated, final=final,
+                    reason=_exclusion(p, training_final, final),
+                )
+            )
+        survey += _survey_rows(data.survey.get(p.pk, ()), pseudonym)
+        people.append(_participant_row(p, pseudonym, training[-1].answer if training else ""))
+    return {"responses": responses, "survey": survey, "participants": people}
+
+
+def _response_row(
+    r, p: Participant, *, pseudonym: str, study: Study, repeated: set, final, reason: str
+) -> dict:
+    """The ``responses.csv`` row of the main answer ``r`` of ``p``.
+
+    ``repeated`` holds the normalized answers given more than once in the export (the
+    ``identical_answer`` flag); ``final`` is the answer's final label or ``None``; ``reason``
+    the exclusion reason of :func:`_exclusion` (``""`` when kept).
+    """
+    flags = quality_flags.answer_flags(
+        quality_flags.evidence_of(r, instruction_check_passed=p.instruction_check_passed),
+        short_time_flag_seconds=study.short_time_flag_seconds,
+        identical=quality_flags.normalize_answer(r.answer) in repeated,
+    )
+    return {
+        "participant": pseudonym,
+        "setting": r.setting__key,
+        "condition": r.condition,
+        "position": r.position,
+        "cell": p.cell_index,
+        "answer": r.answer,
+        "served_at": _iso(r.served_at),
+        "answered_at": _iso(r.answered_at),
+        "time_on_task_ms": r.time_on_task_ms,
+        "paste_count": r.paste_count,
+        "paste_chars": r.paste_chars,
+        "hidden_ms": r.hidden_ms,
+        "blur_count": r.blur_count,
+        "serve_count": r.serve_count,
+        "flags": ";".join(flags),
+        **_labels(final),
+        "excluded": 1 if reason else 0,
+        "exclusion_reason": reason,
+    }
+
+
+def _survey_rows(answers, pseudonym: str) -> list[dict]:
+    """The ``survey.csv`` rows of one participant's survey ``answers`` (sorted by condition and
+    item, as :func:`~.selectors.export_data` gives them)."""
+    return [
+        {"participant": pseudonym, "condition": a.condition, "item": a.item, "response": a.response}
+        for a in answers
+    ]
+
+
+def _participant_row(p: Participant, pseudonym: str, training_answer: str) -> dict:
+    """The ``participants.csv`` row of ``p``; ``assignment_counts`` sorted by cell number."""
+    counts = sorted(p.assignment_counts.items(), key=lambda kv: int(kv[0]))
+    return {
+        "participant": pseudonym,
+        "cell": p.cell_index,
+        "cell_plan": " > ".join(f"{t['setting']}:{t['condition']}" for t in p.cell_plan),
+        "status": p.status,
+        "started": _iso(p.started_at),
+        "finished": _iso(p.finished_at),
+        "consented": _iso(p.consented_at),
+        "instruction_check_passed": ""
+        if p.instruction_check_passed is None
+        else int(p.instruction_check_passed),
+        "training_answer": training_answer,
+        "comment": p.comment,
+        "assignment_seed": p.assignment_seed,
+        "assignment_counts": ";".join(f"{k}={v}" for k, v in counts),
+        "pilot": int(p.is_pilot),
+    }
+
+
+def csv_write(fh, columns: list[str], rows: Iterable[Mapping]) -> None:
+    """Write the header ``columns``, then each row's cells in that order, to the text file
+    ``fh`` (opened with ``newline=""``): the bytes :class:`~spotlight_study.csvsafe.SafeDictWriter`
+    writes (excel dialect, text cells neutralized, a missing cell empty), at a third of its
+    cost, which counts with 100,000 survey rows."""
+    writer = csv.writer(fh)
+    writer.writerow(columns)
+    writer.writerows([neutralize(row.get(c, "")) for c in columns] for row in rows)
+
+
+def results_export(
+    *, study: Study, out_dir: str | Path, include_pilot: bool = False
+) -> dict[str, Path]:
+    """Write ``responses.csv``, ``survey.csv`` and ``participants.csv`` (UTF-8) into ``out_dir``.
+
+    Returns ``{"responses": path, "survey": path, "participants": path}``. Creates ``out_dir`` if
+    needed; raises ``OSError`` if it cannot be written. Pilot participants are left out unless
+    ``include_pilot`` (see :func:`export_rows`).
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = export_rows(study=study, include_pilot=include_pilot)
+    columns = {
+        "responses": RESPONSES_COLUMNS,
+        "survey": SURVEY_COLUMNS,
+        "participants": PARTICIPANTS_COLUMNS,
+    }
+    paths = {}
+    for name, cols in columns.items():
+        path = out / f"{name}.csv"
+        with path.open("w", newline="", encoding="utf-8") as fh:
+            csv_write(fh, cols, rows[name])
+        paths[name] = path
+    return paths
+
+
+def results_export_jsonl(
+    *, study: Study, out_dir: str | Path, include_pilot: bool = False
+) -> dict[str, Path]:
+    """Write ``responses.jsonl``, ``survey.jsonl`` and ``participants.jsonl`` (UTF-8) into
+    ``out_dir``: the same rows as the CSV files, with the raw text.
+
+    The CSV files are neutralized against spreadsheet formulas (:mod:`spotlight_study.csvsafe`);
+    these copies are not. One JSON object per line, keyed by the ``*_COLUMNS`` of this module;
+    numbers stay numbers, and a value that the CSV writes as an empty cell is ``null`` or ``""``.
+    Returns ``{name: path}``; raises ``OSError`` if ``out_dir`` cannot be written.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = export_rows(study=study, include_pilot=include_pilot)
+    paths = {}
+    for name in ("responses", "survey", "participants"):
+        path = out / f"{name}.jsonl"
+        with path.open("w", encoding="utf-8", newline="\n") as fh:
+            for row in rows[name]:
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+        paths[name] = path
+    return paths

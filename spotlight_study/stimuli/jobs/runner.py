@@ -1,0 +1,120 @@
+"""Where background jobs run, chosen by the ``STIMULI_JOB_RUNNER`` setting.
+
+- ``celery`` (production, with ``CELERY_BROKER_URL=redis://...``): the job is sent to the broker
+  after commit and a separate ``celery -A spotlight_study worker`` runs its task.
+- ``thread`` (the default when the broker is ``memory://``, i.e. the embedded default): after
+  commit a daemon thread of the web process runs the job, so the request returns at once. If the
+  process stops, the job stops too; it shows as stale and can be resumed from its page, with
+  ``manage.py run_stimulus_jobs`` or ``llm_annotate --resume``.
+- ``manual``: nothing starts by itself; ``manage.py run_stimulus_jobs --wait`` runs queued
+  generation and mining jobs.
+
+Every runner calls the same idempotent run of the job's :class:`JobKind`, so any of them can
+continue a job another one started. A kind is declared next to its Celery task (``tasks.py`` of
+its app), so this module imports no app's tasks.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Callable
+
+from celery import Task
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from django.db import connections, transaction
+
+from ..errors import TransientGenerationError
+from ..models import Job
+from .retry import MAX_TRANSIENT_RETRIES, retry_delay_s
+
+logger = logging.getLogger(__name__)
+
+RUNNERS = ("celery", "thread", "manual")
+
+
+@dataclass(frozen=True)
+class JobKind:
+    """One kind of background job: how each runner starts it.
+
+    Attributes
+    ----------
+    name : str
+        Shown in logs, thread names and ``run_stimulus_jobs --job NAME:ID``.
+    model : type
+        The :class:`~..models.Job` subclass whose rows this kind runs.
+    run : callable
+        The idempotent run, ``run(job_id=, run_id=)``; with ``final_attempt=`` too if
+        ``retries_transient``.
+    task : celery.Task
+        The Celery task that calls ``run`` with the job id (the ``celery`` runner).
+    retries_transient : bool
+        An LLM run: it raises :class:`~..errors.TransientGenerationError` unless
+        ``final_attempt``, and is retried on the schedule of :mod:`.retry`.
+    """
+
+    name: str
+    model: type[Job]
+    run: Callable[..., None]
+    task: Task
+    retries_transient: bool = False
+
+
+def job_dispatch(kind: JobKind, *, job_id: int) -> None:
+    """Start job ``job_id`` of ``kind`` once the current transaction commits.
+
+    Raises ``ImproperlyConfigured`` for an unknown ``STIMULI_JOB_RUNNER``.
+    """
+    runner = settings.STIMULI_JOB_RUNNER
+    if runner == "celery":
+        # robust: if the broker is down the job stays queued (and later shows as stale, to be
+        # resumed) instead of turning the researcher's request into an error page.
+        transaction.on_commit(lambda: kind.task.delay(job_id), robust=True)
+    elif runner == "thread":
+        transaction.on_commit(lambda: job_start_thread(kind, job_id=job_id), robust=True)
+    elif runner != "manual":
+        raise ImproperlyConfigured(
+            f"STIMULI_JOB_RUNNER must be one of {', '.join(RUNNERS)}, not '{runner}'."
+        )
+
+
+def job_run_now(kind: JobKind, *, job_id: int, run_id: str | None = None) -> None:
+    """Run a job in this process until it finishes, fails or is cancelled.
+
+    An LLM run's transient errors are retried up to
+    :data:`~.retry.MAX_TRANSIENT_RETRIES` times, waiting :func:`~.retry.retry_delay_s` seconds
+    (the Celery tasks' schedule) before each retry. ``run_id`` defaults to a random id.
+    """
+    run_id = run_id or uuid.uuid4().hex
+    if not kind.retries_transient:
+        kind.run(job_id=job_id, run_id=run_id)
+        return
+    for attempt in range(MAX_TRANSIENT_RETRIES + 1):
+        try:
+            kind.run(job_id=job_id, run_id=run_id, final_attempt=attempt == MAX_TRANSIENT_RETRIES)
+            return
+        except TransientGenerationError as exc:
+            delay = retry_delay_s(attempt)
+            logger.warning("%s job %s: %s; trying again in %s s.", kind.name, job_id, exc, delay)
+            time.sleep(delay)
+
+
+def _thread_main(kind: JobKind, job_id: int) -> None:
+    try:
+        job_run_now(kind, job_id=job_id)
+    except Exception:
+        logger.exception("%s job %s failed in its background thread.", kind.name, job_id)
+    finally:
+        connections.close_all()  # this thread's own connections
+
+
+def job_start_thread(kind: JobKind, *, job_id: int) -> threading.Thread:
+    """Run the job in a daemon thread of this process; returns the started thread."""
+    thread = threading.Thread(
+        target=_thread_main, args=(kind, job_id), name=f"{kind.name}-{job_id}", daemon=True
+    )
+    thread.start()
+    return thread

@@ -1,0 +1,71 @@
+"""The participant pages write their form controls as plain HTML (docs/performance.md): that
+markup must stay exactly what Django's widgets would render, fresh and with a refused draft."""
+from __future__ import annotations
+
+import re
+
+from spotlight_study.participation.forms import AnswerForm, ConsentForm, SurveyForm
+from spotlight_study.participation.models import Participant
+
+
+def _norm(html: str) -> str:
+    return re.sub(r">\s+<", "><", re.sub(r"\s+", " ", html)).strip()
+
+
+def _assert_rendered(page_html: str, bound_field, *, widget: bool = True) -> None:
+    page = _norm(page_html)
+    if widget:
+        assert _norm(str(bound_field)) in page, str(bound_field)
+    if bound_field.errors:
+        assert _norm(str(bound_field.errors)) in page, str(bound_field.errors)
+
+
+def test_consent_and_task_controls_match_the_widgets(walker, demo_study):
+    """The token, the telemetry field and the answer box (with its errors) are the widgets' HTML."""
+    walker.enter()
+    consent = walker.page().content.decode()
+    token = walker.token()
+    _assert_rendered(consent, ConsentForm(initial={"token": token})["token"])
+    walker.post({})  # no button pressed: refused, shown again with its error
+    refused = ConsentForm({"token": token})
+    refused.is_valid()
+    # The decision is the two buttons; only its error is a widget's markup.
+    assert refused["decision"].errors
+    _assert_rendered(walker.page().content.decode(), refused["decision"], widget=False)
+    walker.consent()
+    walker.instructions()
+    fresh = walker.page().content.decode()
+    form = AnswerForm(initial={"token": walker.token()}, position=0, max_chars=demo_study.max_answer_chars)
+    for name in ("token", "client_events", "answer_0"):
+        _assert_rendered(fresh, form[name])
+    draft = {"answer_0": "<b>night</b>\r\n" + "x" * 5000, "client_events": '{"paste_count": 1}'}
+    walker.post(draft)
+    page = walker.page().content.decode()
+    form = AnswerForm({**draft, "token": walker.token()}, position=0, max_chars=demo_study.max_answer_chars)
+    assert not form.is_valid()
+    for name in ("token", "client_events", "answer_0"):
+        _assert_rendered(page, form[name])
+
+
+def test_survey_radios_match_the_radio_select_widget(walker, demo_study):
+    """Every survey question renders as RadioSelect would, fresh and after an incomplete post."""
+    walker.enter()
+    walker.consent()
+    walker.instructions()
+    for text in ("night", "gender", "crops"):
+        walker.answer(text)
+    page = walker.page().content.decode()
+    p = Participant.objects.get()
+    conditions = list(dict.fromkeys(t["condition"] for t in p.cell_plan))
+    fresh = SurveyForm(initial={"token": walker.token()}, survey=demo_study.survey, conditions=conditions)
+    names = [n for n in fresh.fields if n != "token"]
+    assert len(names) == 11
+    for name in names:
+        _assert_rendered(page, fresh[name])
+    posted = {"c__pattern__ease": "5", "comment": "a <comment>"}
+    walker.post(posted)
+    page = walker.page().content.decode()
+    bound = SurveyForm({**posted, "token": walker.token()}, survey=demo_study.survey, conditions=conditions)
+    assert not bound.is_valid()
+    for name in names:
+        _assert_rendered(page, bound[name])
