@@ -10,9 +10,9 @@ needs to answer a request without an ``isinstance`` ladder:
 - ``fields``: ``{input field or study-file path: [message, ...]}``, empty unless the input was
   invalid.
 
-Both JSON APIs (the researcher API and the annotator API) map a ``DomainError`` to the same body
-(``spotlight_study.api.exceptions.error_body``). Plain Python, no Django, so pure modules may
-raise these too.
+Both JSON APIs (the researcher API and the annotator API) and the request-hygiene middleware
+map a ``DomainError`` to the same body, :func:`domain_error_body`. Plain Python, no Django, so
+pure modules may raise these too.
 """
 from __future__ import annotations
 
@@ -52,3 +52,25 @@ class DomainError(Exception):
     def message(self) -> str:
         """The message for people (the first argument)."""
         return str(self.args[0]) if self.args else ""
+
+
+def error_body(*, status_code: int, code: str, message: str, fields: dict | None = None) -> dict:
+    """The one JSON error shape: ``{"error": {"status", "code", "message", "fields"}}``.
+
+    ``status`` repeats the HTTP status; ``fields`` maps an input field to its messages (empty
+    unless the input was invalid).
+    """
+    return {"error": {"status": status_code, "code": code, "message": message, "fields": fields or {}}}
+
+
+def domain_error_body(error: DomainError) -> dict:
+    """The body of a :class:`DomainError`: :func:`error_body` plus its ``extra`` keys, if any.
+
+    ``extra`` (an optional attribute, e.g. a stale label's current value) sits beside ``"error"``
+    and can never replace it.
+    """
+    body = error_body(
+        status_code=error.http_status, code=error.code, message=error.message, fields=error.fields
+    )
+    extra = getattr(error, "extra", None) or {}
+    return {**extra, **body}

@@ -77,7 +77,7 @@ class StaleLabel(AnnotationError):
     @property
     def extra(self) -> dict:
         """The saved label for the JSON error body, beside ``"error"`` (see
-        :func:`spotlight_study.api.exceptions.domain_error_body`)."""
+        :func:`spotlight_study.exceptions.domain_error_body`)."""
         return {"current": self.current, "revision": self.revision, "updated_at": self.updated_at}
 
 

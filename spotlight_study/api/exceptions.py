@@ -38,21 +38,9 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
-from spotlight_study.exceptions import DomainError
+from spotlight_study.exceptions import DomainError, domain_error_body, error_body
 
 from .errors import InvalidInput, NotAnalysable
-
-
-def error_body(*, status_code: int, code: str, message: str, fields: dict | None = None) -> dict:
-    """The error shape as a dict: ``{"error": {"status", "code", "message", "fields"}}``."""
-    return {"error": {"status": status_code, "code": code, "message": message, "fields": fields or {}}}
-
-
-def domain_error_body(error: DomainError) -> dict:
-    """The body of a :class:`DomainError`: :func:`error_body` plus its ``extra`` keys, if any."""
-    body = error_body(status_code=error.http_status, code=error.code, message=error.message, fields=error.fields)
-    extra = getattr(error, "extra", None) or {}
-    return {**extra, **body}  # "error" wins: an extra key can never replace the shape
 
 
 def domain_error_response(error: DomainError) -> Response:

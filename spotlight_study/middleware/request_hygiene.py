@@ -31,7 +31,10 @@ from django.http.multipartparser import MultiPartParserError
 from django.template.loader import render_to_string
 
 from spotlight_study.errors import error_context
+from spotlight_study.exceptions import DomainError, domain_error_body
 
+# The JSON APIs: the researcher API and the annotator API answer refusals in their error shape.
+JSON_API_PREFIXES = ("/api/", "/annotate/api/")
 _BODYLESS_METHODS = {"GET", "HEAD", "OPTIONS", "TRACE"}
 # Names that codecs.lookup gives for the character sets a body may declare.
 _ACCEPTED_CHARSETS = {"utf-8", "ascii"}
@@ -44,12 +47,31 @@ TOO_LARGE = "What was sent is too large, so nothing was saved."
 MALFORMED = "The form data could not be read, so nothing was saved."
 
 
-class Refusal(Exception):
-    """A request body that is refused: ``status`` (400 or 413), ``code`` and ``message``."""
+class Refusal(DomainError):
+    """A request body that is refused: text that is not UTF-8 (400 ``invalid_utf8``); the
+    subclasses below are the other reasons."""
 
-    def __init__(self, status: int, code: str, message: str):
-        super().__init__(message)
-        self.status, self.code, self.message = status, code, message
+    code = "invalid_utf8"
+    http_status = 400
+
+
+class UnsupportedCharset(Refusal):
+    """The body declares a character set other than UTF-8 (400)."""
+
+    code = "unsupported_charset"
+
+
+class MalformedForm(Refusal):
+    """Django cannot parse the form body (400)."""
+
+    code = "malformed_form"
+
+
+class BodyTooLarge(Refusal):
+    """The body is over ``DATA_UPLOAD_MAX_MEMORY_SIZE`` (413)."""
+
+    code = "too_large"
+    http_status = 413
 
 
 def _check_charset(request: HttpRequest) -> None:
@@ -62,9 +84,7 @@ def _check_charset(request: HttpRequest) -> None:
         name = None
     if name not in _ACCEPTED_CHARSETS:
         shown = charset[:40]
-        raise Refusal(
-            400,
-            "unsupported_charset",
+        raise UnsupportedCharset(
             f"The request declares the character set '{shown}'; this site accepts only UTF-8, "
             "so nothing was saved.",
         )
@@ -81,7 +101,7 @@ def _check_urlencoded(body: bytes) -> None:
             for part in pair.split(b"=", 1):
                 unquote_to_bytes(part.replace(b"+", b" ")).decode("utf-8")
     except UnicodeDecodeError:
-        raise Refusal(400, "invalid_utf8", NOT_UTF8) from None
+        raise Refusal(NOT_UTF8) from None
 
 
 def _parse_form(request: HttpRequest) -> None:
@@ -89,9 +109,9 @@ def _parse_form(request: HttpRequest) -> None:
     try:
         request.POST  # noqa: B018 - parsing is the point; the result is cached on the request
     except RequestDataTooBig:
-        raise Refusal(413, "too_large", TOO_LARGE) from None
+        raise BodyTooLarge(TOO_LARGE) from None
     except (BadRequest, SuspiciousOperation, MultiPartParserError):
-        raise Refusal(400, "malformed_form", MALFORMED) from None
+        raise MalformedForm(MALFORMED) from None
 
 
 def check_request(request: HttpRequest, *, parse_multipart: bool = True) -> None:
@@ -107,21 +127,21 @@ def check_request(request: HttpRequest, *, parse_multipart: bool = True) -> None
         try:
             body = request.body
         except RequestDataTooBig:
-            raise Refusal(413, "too_large", TOO_LARGE) from None
+            raise BodyTooLarge(TOO_LARGE) from None
         _check_urlencoded(body)
         _parse_form(request)
     elif request.content_type == "multipart/form-data" and parse_multipart:
         _parse_form(request)
         for name, values in request.POST.lists():
             if "\ufffd" in name or any("\ufffd" in v for v in values):
-                raise Refusal(400, "invalid_utf8", NOT_UTF8)
+                raise Refusal(NOT_UTF8)
 
 
 class RequestHygieneMiddleware:
     """Answer a refused request body (see the module docstring) with a 400 or 413 page.
 
-    Under ``/api/`` the answer is the API's JSON error body
-    (``{"error": {"status", "code", "message", "fields"}}``); elsewhere ``400.html``, worded for
+    Under the two JSON APIs (``/api/`` and ``/annotate/api/``) the answer is their one error body
+    (:func:`spotlight_study.exceptions.domain_error_body`); elsewhere ``400.html``, worded for
     the URL's area (:func:`spotlight_study.errors.error_context`), with the message as ``reason``.
     """
 
@@ -146,19 +166,9 @@ class RequestHygieneMiddleware:
 
     @staticmethod
     def _refuse(request: HttpRequest, refusal: Refusal) -> HttpResponse:
-        if request.path.startswith("/api/"):
-            return JsonResponse(
-                {
-                    "error": {
-                        "status": refusal.status,
-                        "code": refusal.code,
-                        "message": refusal.message,
-                        "fields": {},
-                    }
-                },
-                status=refusal.status,
-            )
+        if request.path.startswith(JSON_API_PREFIXES):
+            return JsonResponse(domain_error_body(refusal), status=refusal.http_status)
         # Rendered without the request: the 400 page needs no CSRF token, and a request
         # context would run the very check that fails on this body.
         html = render_to_string("400.html", {**error_context(request.path), "reason": refusal.message})
-        return HttpResponse(html, status=refusal.status, content_type="text/html; charset=utf-8")
+        return HttpResponse(html, status=refusal.http_status, content_type="text/html; charset=utf-8")

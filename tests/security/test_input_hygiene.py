@@ -6,7 +6,7 @@ import json
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
-from django.test import Client
+from django.test import Client, override_settings
 
 from spotlight_study.annotation.models import Annotation, Item
 from spotlight_study.annotation.services.queue import items_sync
@@ -132,6 +132,26 @@ def test_api_body_declaring_latin1_gets_the_json_error_shape(staff_client):
     assert response.status_code == 400
     error = response.json()["error"]
     assert error["status"] == 400 and error["code"] == "unsupported_charset"
+
+
+@pytest.mark.django_db
+def test_annotator_api_refusals_have_the_same_json_error_shape(staff_client, demo_study):
+    """Under /annotate/api/ a body that is not UTF-8, or too large, gets the one JSON error body."""
+    url = f"/annotate/api/{demo_study.slug}/next/"
+    response = _post_raw(staff_client, url, b"note=%ff%fe", FORM)
+    assert response.status_code == 400 and response["Content-Type"].startswith("application/json")
+    assert response.json() == {
+        "error": {
+            "status": 400,
+            "code": "invalid_utf8",
+            "message": response.json()["error"]["message"],
+            "fields": {},
+        }
+    }
+    assert "UTF-8" in response.json()["error"]["message"]
+    with override_settings(DATA_UPLOAD_MAX_MEMORY_SIZE=100):
+        response = _post_raw(staff_client, url, b"note=" + b"a" * 500, FORM)
+    assert response.status_code == 413 and response.json()["error"]["code"] == "too_large"
 
 
 @pytest.mark.django_db
