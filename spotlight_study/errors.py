@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import logging
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 from django.urls import NoReverseMatch, reverse
+
+from spotlight_study.exceptions import JSON_API_PREFIXES, error_body
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +81,11 @@ def permission_denied(request: HttpRequest, exception: Exception | None = None) 
 
 
 def page_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    """``handler404``: the 404 page worded for the URL's area."""
+    """``handler404``: the 404 page worded for the URL's area; under the JSON APIs an address
+    that no endpoint matches gets their JSON error body (``not_found``) instead of a page."""
+    if request.path.startswith(JSON_API_PREFIXES):
+        body = error_body(status_code=404, code="not_found", message="No API endpoint at this address.")
+        return JsonResponse(body, status=404)
     return _page(request, 404)
 
 

@@ -16,6 +16,11 @@ pure modules may raise these too.
 """
 from __future__ import annotations
 
+# The URL prefixes of the two JSON APIs (the researcher API and the annotator API): requests
+# under them are answered with the JSON error body, also before a view runs (refused bodies) and
+# when no view matches (404).
+JSON_API_PREFIXES = ("/api/", "/annotate/api/")
+
 
 class DomainError(Exception):
     """Base of every error the apps raise on purpose.

@@ -31,10 +31,8 @@ from django.http.multipartparser import MultiPartParserError
 from django.template.loader import render_to_string
 
 from spotlight_study.errors import error_context
-from spotlight_study.exceptions import DomainError, domain_error_body
+from spotlight_study.exceptions import JSON_API_PREFIXES, DomainError, domain_error_body
 
-# The JSON APIs: the researcher API and the annotator API answer refusals in their error shape.
-JSON_API_PREFIXES = ("/api/", "/annotate/api/")
 _BODYLESS_METHODS = {"GET", "HEAD", "OPTIONS", "TRACE"}
 # Names that codecs.lookup gives for the character sets a body may declare.
 _ACCEPTED_CHARSETS = {"utf-8", "ascii"}

@@ -15,6 +15,7 @@ would be shared by every worker).
 """
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 from django.core.exceptions import MiddlewareNotUsed
@@ -25,6 +26,12 @@ from django.urls import get_resolver
 _TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "participation" / "templates"
 _EXTRA_TEMPLATES = ("base.html", "400.html", "403.html", "404.html")
 
+# Libraries that views import lazily and that take seconds to import: the launch check on the
+# study dashboard tokenizes pattern texts with spaCy; the sample-size planner, the analysis and
+# the annotation overview load pandas, scipy and statsmodels through analysis/. Imported here
+# so that a researcher's first dashboard view in each worker does not wait for them (found in a
+# fresh-clone tryout: 3-9 s per worker), while the participant path still never imports them.
+_HEAVY_MODULES = ("spacy", "analysis.stats", "analysis.run")
 _warmed = False
 
 
@@ -40,6 +47,11 @@ def warm_up() -> None:
     resolver = get_resolver()
     resolver.url_patterns  # noqa: B018 - importing the URLconf and its views is the point
     resolver.reverse_dict  # noqa: B018 - builds the reverse lookup tables every redirect uses
+    for module in _HEAVY_MODULES:
+        try:
+            importlib.import_module(module)
+        except ImportError:  # an optional part missing: its page says so when asked
+            pass
     names = [str(p.relative_to(_TEMPLATE_DIR)) for p in sorted(_TEMPLATE_DIR.rglob("*.html"))]
     for engine in engines.all():
         for name in (*names, *_EXTRA_TEMPLATES):

@@ -42,13 +42,14 @@ def study_plan(*, study: Study, query) -> PlanView:
     ``cells`` and ``conditions`` are the study's own (its counterbalancing cells and its
     conditions), so the total can be booked as is.
     """
-    # analysis/ loads pandas, scipy and matplotlib: only when the page is asked for a plan.
-    from analysis import AnalysisInputError, plan_sample_size
-
     cells = len(study_cells(study))
     conditions = len(study.conditions)
     if "p_control" not in query:
         return PlanView(PlanForm(), None, None, cells, conditions)
+    # analysis/ loads pandas, scipy and statsmodels (seconds, once per worker): only when the
+    # page is asked for a plan, not on every dashboard view.
+    from analysis import AnalysisInputError, plan_sample_size
+
     form = PlanForm(query)
     if not form.is_valid():
         fields = ", ".join(form.fields[name].label for name in form.errors)

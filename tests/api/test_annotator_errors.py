@@ -5,6 +5,7 @@ is ``{"error": {"status", "code", "message", "fields"}}``, with the codes of doc
 """
 from __future__ import annotations
 
+import pytest
 from django.test import Client
 
 from spotlight_study.annotation.services.labels import label_save
@@ -87,3 +88,20 @@ def test_who_may_not_use_it_gets_403_in_the_shape(demo_study):
     _error(Client().post(f"/annotate/api/{demo_study.slug}/next/"), 403, "not_authenticated")
     staff = _client(make_user("staff-403", staff=True))
     _error(staff.post(f"/annotate/api/{demo_study.slug}/next/"), 403, "permission_denied")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("path", ["/api/", "/api/nonexistent/", "/annotate/api/nope/"])
+def test_an_address_no_endpoint_matches_gets_the_json_error_body(client, path):
+    """Under the JSON APIs an unknown address answers 404 in their error shape, not an HTML page."""
+    response = client.get(path)
+    assert response.status_code == 404 and response["Content-Type"] == "application/json"
+    assert response.json() == {
+        "error": {"status": 404, "code": "not_found", "message": "No API endpoint at this address.", "fields": {}}
+    }
+
+
+@pytest.mark.django_db
+def test_an_unknown_page_outside_the_apis_is_still_the_html_page(client):
+    response = client.get("/researcher/no/such/page/")
+    assert response.status_code == 404 and response["Content-Type"].startswith("text/html")
