@@ -5,17 +5,21 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/bootstrap.sh
+# The virtualenv bootstrap.sh made (VENV, default .venv) comes first on PATH, as on a platform.
+VENV=${VENV:-.venv}
+case "$VENV" in /*) ;; *) VENV="$PWD/$VENV" ;; esac
+export PATH="$VENV/bin:$PATH"
 PORT=${PORT:-8000}
 export DJANGO_SETTINGS_MODULE=spotlight_study.settings
 mkdir -p var
 if [ -z "${SECRET_KEY:-}" ]; then
-  [ -f var/secret_key ] || .venv/bin/python -c "import secrets; print(secrets.token_urlsafe(50))" > var/secret_key
+  [ -f var/secret_key ] || python -c "import secrets; print(secrets.token_urlsafe(50))" > var/secret_key
   SECRET_KEY=$(cat var/secret_key)
   export SECRET_KEY
 fi
-.venv/bin/python manage.py migrate --noinput
-.venv/bin/python manage.py import_study fixtures/spotlight-replication.yaml --if-missing
-.venv/bin/python manage.py demo_setup --base-url "http://127.0.0.1:${PORT}"
+python manage.py migrate --noinput
+python manage.py import_study fixtures/spotlight-replication.yaml --if-missing
+python manage.py demo_setup --base-url "http://127.0.0.1:${PORT}"
 # gunicorn, as in production: the same gunicorn.conf.py as the Procfile (sync workers, 2 x CPUs
 # + 1; an access log without query strings, so no Prolific ID is logged, docs/security.md), with
 # DEBUG off and WhiteNoise serving the static files. SQLite copes with several workers: settings.py
@@ -24,4 +28,4 @@ fi
 # arrival rate limit's counters through a file cache in var/ (no cache service needed).
 export CACHE_URL=${CACHE_URL:-filecache://$PWD/var/cache}
 echo "Serving on http://127.0.0.1:${PORT} (gunicorn; stop with Ctrl-C)"
-exec .venv/bin/gunicorn spotlight_study.wsgi:application --config gunicorn.conf.py --bind "127.0.0.1:${PORT}"
+exec gunicorn spotlight_study.wsgi:application --config gunicorn.conf.py --bind "127.0.0.1:${PORT}"
