@@ -153,7 +153,7 @@ def _draft_for(participant: Participant, token: str) -> dict | None:
     draft = participant.draft
     if not draft or draft.get("token") != token:
         return None
-    return draft.get("data") or {}
+    return services.draft_data(draft)
 
 
 def _refuse(
