@@ -23,7 +23,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from spotlight_study.errors import error_context
 from spotlight_study.studies.plan import StudyPlan, study_plan, study_plan_for_slug
 
-from . import services
+from . import drafts, services
 from .binding import bound_participant_id, participant_bind
 from .errors import ArrivalRefused, InvalidAnswer, StaleStep, StudyNotOpen
 from .forms import AnswerForm, ConsentForm, EntryForm, StepForm, SurveyForm
@@ -153,7 +153,7 @@ def _draft_for(participant: Participant, token: str) -> dict | None:
     draft = participant.draft
     if not draft or draft.get("token") != token:
         return None
-    return services.draft_data(draft)
+    return drafts.draft_data(draft)
 
 
 def _refuse(
@@ -165,7 +165,7 @@ def _refuse(
         for name in form.fields
         if name != "token" and name in request.POST
     }
-    services.draft_save(participant=participant, token=token, data=data)
+    drafts.draft_save(participant=participant, token=token, data=data)
     if message:
         messages.error(request, message)
     return _here(study)
