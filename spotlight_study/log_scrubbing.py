@@ -14,6 +14,10 @@ dict or an exception message about the entry can carry one. This module scrubs t
   does;
 - :func:`scrub_sentry_event` is the same scrubbing as Sentry's ``before_send``, and
   :func:`sentry_init` starts the optional sentry-sdk reporting with it (``SENTRY_DSN``).
+
+One more filter keeps the logs readable: :class:`ExpectedForbiddenFilter` logs an expected 403
+(a ``PermissionDenied`` of a user without the role) as one warning line, without the traceback
+Django attaches to it.
 """
 from __future__ import annotations
 
@@ -21,6 +25,7 @@ import logging
 import re
 from typing import Any
 
+from django.core.exceptions import PermissionDenied
 from django.utils.log import ServerFormatter
 
 from spotlight_study.identifiers import PROLIFIC_ID_IN_TEXT_RE
@@ -74,6 +79,26 @@ class ServerScrubbingFormatter(ServerFormatter):
 
     def format(self, record: logging.LogRecord) -> str:
         return scrub_identifiers(drop_query_string(super().format(record)))
+
+
+class ExpectedForbiddenFilter(logging.Filter):
+    """A filter (of the ``django.request`` logger) that drops the traceback of an expected 403.
+
+    Django logs a ``PermissionDenied`` raised by a view (a logged-in user without the role,
+    :mod:`spotlight_study.accounts.roles`) as ``Forbidden (Permission denied): <path>`` with the
+    exception's traceback, which says nothing a reader needs and hides the real errors. This
+    filter keeps the record (one WARNING line, the status code and path) and removes its
+    ``exc_info``. Any other exception, and any record of another status, keeps its traceback.
+    CSRF failures are logged by Django without a traceback already.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Always ``True`` (the record is kept); a 403 ``PermissionDenied`` loses its traceback."""
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, PermissionDenied) and getattr(record, "status_code", None) == 403:
+            record.exc_info = None
+            record.exc_text = None
+        return True
 
 
 def _scrub_value(value: Any) -> Any:

@@ -379,12 +379,17 @@ LOGGING = {
             "style": "{",
         },
     },
+    "filters": {
+        # An expected 403 (a user without the role) is one warning line, not a traceback.
+        "expected_forbidden": {"()": "spotlight_study.log_scrubbing.ExpectedForbiddenFilter"},
+    },
     "handlers": {
         "console": {"class": "logging.StreamHandler", "formatter": "scrubbed"},
         "django.server": {"class": "logging.StreamHandler", "formatter": "django.server"},
     },
     "loggers": {
         "django.server": {"handlers": ["django.server"], "level": "INFO", "propagate": False},
+        "django.request": {"filters": ["expected_forbidden"]},
     },
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="WARNING")},
 }

@@ -1,11 +1,16 @@
 """Root URL configuration."""
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.templatetags.static import static
 from django.urls import include, path
+from django.utils.functional import lazy
 from django.views.generic import RedirectView
 
 urlpatterns = [
     path("", RedirectView.as_view(pattern_name="researcher:study_list", permanent=False)),
+    # Browsers ask for /favicon.ico on every page; the icon is static/img/favicon.svg (linked
+    # from templates/base.html). Lazy: the static URL (hashed in production) is read per request.
+    path("favicon.ico", RedirectView.as_view(url=lazy(static, str)("img/favicon.svg"), permanent=False)),
     path("admin/", admin.site.urls),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),

@@ -173,12 +173,18 @@ def annotator_queue(*, study: Study, annotator, now: datetime | None = None) -> 
 
 
 def _available_to(study: Study, annotator, now: datetime) -> int:
-    """Items with a free place that the annotator does not hold (skipped ones count as open)."""
+    """Items with a free place that the annotator does not hold (skipped ones count as open).
+
+    The annotator's own expired reservation counts as open too: ``assignment_next`` releases it
+    before choosing, so the queue page's "Next item" would offer the item again.
+    """
     active = Q(assignments__state=Assignment.State.SUBMITTED) | Q(
         assignments__state=Assignment.State.RESERVED, assignments__expires_at__gt=now
     )
-    held = Assignment.objects.filter(item__study=study, annotator=annotator).exclude(
-        state__in=(Assignment.State.RELEASED, Assignment.State.SKIPPED)
+    held = (
+        Assignment.objects.filter(item__study=study, annotator=annotator)
+        .exclude(state__in=(Assignment.State.RELEASED, Assignment.State.SKIPPED))
+        .exclude(state=Assignment.State.RESERVED, expires_at__lte=now)
     )
     return (
         Item.objects.filter(study=study)

@@ -21,6 +21,10 @@ How an exception becomes that body (:func:`api_exception_handler`):
 - ``analysis.AnalysisInputError``: 409 ``not_analysable``. ``analysis/`` is pure (no Django, no
   ``spotlight_study``), so its error cannot derive from ``DomainError``; it is the one foreign
   error, mapped here by one explicit case (:class:`~.errors.NotAnalysable`);
+- a JSON body that is not UTF-8 (DRF's ``ParseError`` raised from a ``UnicodeDecodeError``):
+  400 ``invalid_utf8``, the request-hygiene middleware's
+  :class:`~spotlight_study.middleware.request_hygiene.Refusal`, as a form body with those bytes
+  gets (:func:`_not_utf8_json`);
 - DRF's own exceptions (bad JSON ``parse_error``, serializer ``invalid`` with nested fields
   flattened, ``not_authenticated``, ``throttled``, ...) and ``Http404`` / ``PermissionDenied``
   (``not_found`` / ``permission_denied``);
@@ -39,6 +43,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
 from spotlight_study.exceptions import DomainError, domain_error_body, error_body
+from spotlight_study.middleware.request_hygiene import Refusal
 
 from .errors import InvalidInput, NotAnalysable
 
@@ -81,16 +86,39 @@ def _analysis_error(exc: Exception) -> DomainError | None:
     return None
 
 
+def _not_utf8_json(exc: Exception) -> Refusal | None:
+    """DRF's ``ParseError`` for a JSON body that is not UTF-8 as a 400 ``invalid_utf8``
+    :class:`Refusal`; ``None`` for any other exception (a JSON syntax error stays ``parse_error``).
+
+    The request-hygiene middleware checks form bodies only and leaves JSON to DRF's parser, which
+    raises ``ParseError`` from the ``UnicodeDecodeError`` (its ``__context__``) with Python's
+    decoder message. That message's byte offset is left out: the parser decodes the stream in
+    chunks, so it counts from the start of a chunk, not of the body.
+    """
+    cause = exc.__cause__ or exc.__context__
+    if not isinstance(exc, exceptions.ParseError) or not isinstance(cause, UnicodeDecodeError):
+        return None
+    return Refusal(
+        "The request body is not valid UTF-8, so it cannot be read as JSON and nothing was "
+        "saved. Send the JSON encoded as UTF-8."
+    )
+
+
 def as_domain_error(exc: Exception) -> DomainError | None:
     """``exc`` as a :class:`DomainError` when it is one or stands for one; ``None`` otherwise.
 
     Django's ``ValidationError`` becomes :class:`~.errors.InvalidInput` with its messages as
     ``fields``; ``analysis.AnalysisInputError`` becomes :class:`~.errors.NotAnalysable`. DRF's
     exceptions, ``Http404`` and ``PermissionDenied`` are not converted (``None``): DRF's handler
-    answers them with their status and headers (``Retry-After``, ``WWW-Authenticate``).
+    answers them with their status and headers (``Retry-After``, ``WWW-Authenticate``), except a
+    ``ParseError`` of a JSON body that is not UTF-8, which becomes the middleware's 400
+    ``invalid_utf8`` :class:`Refusal`.
     """
     if isinstance(exc, DomainError):
         return exc
+    refusal = _not_utf8_json(exc)
+    if refusal is not None:
+        return refusal
     if isinstance(exc, DjangoValidationError):
         fields = exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
         return InvalidInput("Invalid input.", fields=fields)

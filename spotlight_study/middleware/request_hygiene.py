@@ -17,7 +17,9 @@ Rules, for every request that may carry a body (not GET or HEAD):
   makes of bytes that are not UTF-8) is refused. Uploaded files are left to the importers,
   which decode and check them with their own messages.
 
-Other bodies (JSON) are left to their parsers, which refuse bytes that are not UTF-8.
+Other bodies (JSON) are left to their parsers, which refuse bytes that are not UTF-8; the APIs'
+exception handler (``spotlight_study.api.exceptions``) answers that with this module's
+:class:`Refusal`, the same 400 ``invalid_utf8`` a form body gets.
 """
 from __future__ import annotations
 

@@ -31,7 +31,12 @@ class TeamAddForm(forms.Form):
 
 
 class TeamRemoveForm(forms.Form):
-    """Take user ``user`` out of ``role``; their labels are kept."""
+    """Take user ``user`` out of ``role``; their labels are kept.
+
+    ``confirm`` is set only by the confirmation page's button: without it the view shows that
+    page and changes nothing.
+    """
 
     user = forms.IntegerField(min_value=1, widget=forms.HiddenInput)
     role = forms.ChoiceField(choices=ROLE_CHOICES, widget=forms.HiddenInput)
+    confirm = forms.BooleanField(required=False, widget=forms.HiddenInput)

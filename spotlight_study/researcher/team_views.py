@@ -9,7 +9,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_http_methods
 
 from spotlight_study.accounts.roles import staff_required
 from spotlight_study.annotation.errors import TeamError
@@ -89,15 +89,27 @@ def team(request: HttpRequest) -> HttpResponse:
 
 
 @staff_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 def team_remove(request: HttpRequest) -> HttpResponse:
-    """Take a member out of a role (POST ``user``, ``role``), keeping their labels; back to the team page."""
-    form = TeamRemoveForm(request.POST)
+    """Take a member out of a role (``user``, ``role``), keeping their labels, after a confirmation.
+
+    GET (the team page's "Remove" button), or a POST without ``confirm``: the confirmation page,
+    nothing changed. POST with ``confirm`` (that page's button): the removal, then back to the
+    team page with a message. No JavaScript is needed. An unknown user or role goes back to
+    the team page with a message, nothing changed.
+    """
+    form = TeamRemoveForm(request.POST if request.method == "POST" else request.GET)
     user = member_get(pk=form.cleaned_data["user"]) if form.is_valid() else None
     if user is None:
         messages.error(request, "That team member does not exist (any more). Nothing was changed.")
         return redirect("researcher:team")
     role = form.cleaned_data["role"]
+    if request.method != "POST" or not form.cleaned_data["confirm"]:
+        return render(
+            request,
+            "researcher/team_remove_confirm.html",
+            {"member": user, "role": role, "role_label": ROLE_LABELS[role]},
+        )
     try:
         released = team_member_remove(user=user, role=role)
     except TeamError as exc:

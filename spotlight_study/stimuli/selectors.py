@@ -69,6 +69,22 @@ def job_progress(job, *, kind: str) -> dict:
     }
 
 
+def active_jobs() -> list[dict]:
+    """The queued and running generation and mining jobs of every set, oldest first.
+
+    Each entry is ``{"kind": "generation" | "mining", "job": the job (its ``stimulus_set``
+    joined), "progress": job_progress(job)}``; the stimulus list shows them. Two queries.
+    """
+    found = []
+    for kind, model in (("generation", GenerationJob), ("mining", MiningJob)):
+        for job in model.objects.filter(status__in=ACTIVE_STATUSES).select_related("stimulus_set"):
+            found.append((job.created_at, kind, job.pk, job))
+    return [
+        {"kind": kind, "job": job, "progress": job_progress(job, kind=kind)}
+        for _, kind, _, job in sorted(found, key=lambda f: f[:3])
+    ]
+
+
 def job_get(*, kind: str, job_id: int):
     """The generation or mining job; raises ``DoesNotExist`` (or ``ValueError`` for a bad kind)."""
     if kind == "generation":

@@ -33,8 +33,12 @@ def _validation_messages(exc: ValidationError) -> list[str]:
 @staff_required
 @require_GET
 def stimulus_set_list(request: HttpRequest) -> HttpResponse:
-    """All stimulus sets with their output counts."""
-    return render(request, "stimuli/set_list.html", {"sets": selectors.stimulus_set_list()})
+    """All stimulus sets with their output counts, and the progress of the jobs still running."""
+    return render(
+        request,
+        "stimuli/set_list.html",
+        {"sets": selectors.stimulus_set_list(), "active_jobs": selectors.active_jobs()},
+    )
 
 
 @staff_required

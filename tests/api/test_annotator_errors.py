@@ -56,6 +56,23 @@ def test_bad_label_fields_are_400_with_the_fields_named(demo_study):
     _error(client.put(url, "{not json", content_type="application/json"), 400, "parse_error")
 
 
+def test_a_json_body_that_is_not_utf8_is_400_invalid_utf8_like_a_form(demo_study):
+    """Bytes that are not UTF-8 get ``invalid_utf8`` as JSON as well as as a form; no label saved."""
+    complete_participants(demo_study.slug, 1)
+    user = make_user("ann-utf8", "annotators")
+    client = _client(user)
+    item = assignment_next(study=demo_study, annotator=user)
+    url = f"/annotate/api/{demo_study.slug}/items/{item.public_id}/label/"
+    as_json = client.generic("PUT", url, b'{"identified": true, "note": "\xff\xfe"}', content_type="application/json")
+    error = _error(as_json, 400, "invalid_utf8")
+    assert "UTF-8" in error["message"] and "codec" not in error["message"] and error["fields"] == {}
+    as_form = client.generic("PUT", url, b"note=%ff%fe", content_type="application/x-www-form-urlencoded")
+    _error(as_form, 400, "invalid_utf8")
+    assert not item.annotations.exists()
+    # Valid UTF-8 that is not JSON is still DRF's parse_error.
+    _error(client.generic("PUT", url, "{\u00e9".encode(), content_type="application/json"), 400, "parse_error")
+
+
 def test_a_label_saved_since_base_revision_is_409_with_the_saved_label(demo_study):
     """409 ``stale_label`` keeps the error shape and adds ``current``, ``revision``, ``updated_at``."""
     complete_participants(demo_study.slug, 1)

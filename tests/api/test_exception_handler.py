@@ -83,6 +83,24 @@ def test_drf_and_django_exceptions_keep_their_status_in_the_shape():
     assert throttled["Retry-After"] == "3"
 
 
+def test_parse_error_from_a_unicode_decode_error_is_400_invalid_utf8():
+    """DRF's ParseError raised while decoding bytes that are not UTF-8 becomes ``invalid_utf8``;
+    a ParseError of a JSON syntax error stays ``parse_error``."""
+    try:
+        try:
+            b"\xff".decode("utf-8")
+        except ValueError as exc:
+            raise drf_exceptions.ParseError(f"JSON parse error - {exc}")
+    except drf_exceptions.ParseError as parse_error:
+        response = api_exception_handler(parse_error, {})
+    assert response.status_code == 400
+    error = response.data["error"]
+    assert error["code"] == "invalid_utf8" and error["fields"] == {}
+    assert error["message"].startswith("The request body is not valid UTF-8")
+    syntax = api_exception_handler(drf_exceptions.ParseError("JSON parse error - Expecting value"), {})
+    assert syntax.status_code == 400 and syntax.data["error"]["code"] == "parse_error"
+
+
 def test_unknown_exceptions_are_left_to_a_500():
     """Anything that is not an app, Django or DRF error is a bug: the handler returns None."""
     assert api_exception_handler(KeyError("x"), {}) is None

@@ -24,8 +24,8 @@ def test_anonymous_callers_get_401(client, demo_study, path):
     """Without credentials every endpoint answers 401 in the API's error shape (not data)."""
     response = APIClient().get(path.format(slug=demo_study.slug))
     assert response.status_code == 401
-    if path != "/api/schema/":
-        assert response.json()["error"]["code"] == "not_authenticated"
+    assert response["Content-Type"] == "application/json"
+    assert response.json()["error"]["code"] == "not_authenticated"
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -34,6 +34,30 @@ def test_annotators_get_403(annotator_api, demo_study, path):
     response = annotator_api.get(path.format(slug=demo_study.slug))
     assert response.status_code == 403
     assert b"pattern_with_distractors" not in response.content and b"no_pattern" not in response.content
+
+
+@pytest.mark.parametrize("query", ["", "?format=json", "?format=yaml"])
+def test_schema_errors_are_json_whatever_format_is_asked(annotator_api, db, query):
+    """/api/schema/ answers its 401 and 403 in the JSON error body, not in YAML."""
+    anonymous = APIClient().get(f"/api/schema/{query}")
+    assert anonymous.status_code == 401 and anonymous["Content-Type"] == "application/json"
+    assert anonymous.json() == {"error": {
+        "status": 401, "code": "not_authenticated",
+        "message": "Authentication credentials were not provided.", "fields": {},
+    }}
+    assert anonymous.has_header("WWW-Authenticate")
+    refused = annotator_api.get(f"/api/schema/{query}")
+    assert refused.status_code == 403 and refused["Content-Type"] == "application/json"
+    assert refused.json()["error"]["code"] == "permission_denied"
+
+
+def test_schema_with_an_unknown_format_is_a_json_404(api):
+    """An unknown ``?format`` is a 404 in the JSON error body; the schema itself stays YAML."""
+    response = api.get("/api/schema/?format=xml")
+    assert response.status_code == 404 and response.json()["error"]["code"] == "not_found"
+    schema = api.get("/api/schema/")
+    assert schema.status_code == 200 and schema["Content-Type"].startswith("application/vnd.oai.openapi")
+    assert schema.content.startswith(b"openapi:")
 
 
 def test_annotator_cannot_read_conditions_but_can_annotate(client, demo_study, annotator_api):

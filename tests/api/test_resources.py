@@ -58,6 +58,20 @@ def test_import_from_json_body_and_conflict(api, demo_data, db):
     assert replaced.status_code == 201
 
 
+def test_import_of_a_json_body_that_is_not_utf8_is_400_invalid_utf8(api, db):
+    """A JSON study file with bytes that are not UTF-8 gets ``invalid_utf8`` (not DRF's
+    ``parse_error`` with Python's decoder message); nothing is created."""
+    body = b'{"study": {"slug": "caf\xe9", "title": "x"}}'  # Latin-1 bytes, declared as nothing
+    response = api.generic("POST", "/api/studies/import/", body, content_type="application/json")
+    assert response.status_code == 400 and response["Content-Type"] == "application/json"
+    assert response.json() == {"error": {
+        "status": 400, "code": "invalid_utf8", "fields": {},
+        "message": "The request body is not valid UTF-8, so it cannot be read as JSON and nothing "
+        "was saved. Send the JSON encoded as UTF-8.",
+    }}
+    assert Study.objects.count() == 0
+
+
 def test_import_from_uploaded_yaml_file(api, db):
     """The fixture file uploaded as multipart creates the study."""
     upload = SimpleUploadedFile("study.yaml", DEMO_FILE.read_bytes(), content_type="application/yaml")

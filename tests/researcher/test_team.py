@@ -122,7 +122,7 @@ def test_remove_keeps_labels_and_releases_reservations(staff, demo_study):
     label_save(study=demo_study, annotator=ann, public_id=item.public_id, label=label())
     held = assignment_next(study=demo_study, annotator=ann)
     assert Assignment.objects.get(item=held, annotator=ann).state == Assignment.State.RESERVED
-    response = csrf_post(staff, REMOVE, {"user": ann.pk, "role": ANNOTATORS})
+    response = csrf_post(staff, REMOVE, {"user": ann.pk, "role": ANNOTATORS, "confirm": "yes"})
     assert response.status_code == 302
     page = staff.get(URL)
     assert "ann1 is no longer an annotator. Their saved labels are kept; 1 open reservation(s) released" in page.content.decode()
@@ -135,12 +135,52 @@ def test_remove_keeps_labels_and_releases_reservations(staff, demo_study):
 def test_remove_of_non_member_or_unknown_user_changes_nothing(staff):
     """Removing a role the user lacks, or an unknown user, gives a message and changes nothing."""
     adj = make_user("adj", ADJUDICATORS)
-    csrf_post(staff, REMOVE, {"user": adj.pk, "role": ANNOTATORS})
+    csrf_post(staff, REMOVE, {"user": adj.pk, "role": ANNOTATORS, "confirm": "yes"})
     assert "adj is not an annotator; nothing was changed." in staff.get(URL).content.decode()
-    csrf_post(staff, REMOVE, {"user": 99999, "role": ADJUDICATORS})
-    csrf_post(staff, REMOVE, {"user": "abc", "role": ADJUDICATORS})
+    csrf_post(staff, REMOVE, {"user": 99999, "role": ADJUDICATORS, "confirm": "yes"})
+    csrf_post(staff, REMOVE, {"user": "abc", "role": ADJUDICATORS, "confirm": "yes"})
+    assert staff.get(REMOVE, {"user": 99999, "role": ADJUDICATORS}).status_code == 302
     assert "does not exist (any more)" in staff.get(URL).content.decode()
     assert is_adjudicator(fresh(adj))
+
+
+def _form(html: str, form_id: str | None = None, action: str = REMOVE) -> tuple[str, dict]:
+    """The method and the hidden fields of the first form posting to ``action`` (or ``form_id``)."""
+    pattern = rf'<form method="(get|post)" action="{action}"' + (rf' id="{form_id}"' if form_id else "")
+    match = re.search(pattern + r"[^>]*>(.*?)</form>", html, re.S)
+    assert match, html
+    fields = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', match.group(2)))
+    return match.group(1), fields
+
+
+def test_remove_asks_for_confirmation_before_changing_anything(staff, demo_study):
+    """The team page's "Remove" opens a confirmation page (GET, no JavaScript); only its button
+    removes the role, and "Cancel" goes back with nothing changed."""
+    ann = make_user("ann-confirm", ANNOTATORS, ADJUDICATORS)
+    method, fields = _form(staff.get(URL).content.decode())
+    assert method == "get" and fields == {"user": str(ann.pk), "role": ADJUDICATORS}
+    confirm = staff.get(REMOVE, fields)
+    html = confirm.content.decode()
+    assert confirm.status_code == 200 and "Remove ann-confirm as adjudicator?" in html
+    assert f'href="{URL}"' in html and "Cancel" in html
+    assert is_adjudicator(fresh(ann)) and is_annotator(fresh(ann))  # the GET changed nothing
+    method, fields = _form(html, "team-remove-confirm")
+    assert method == "post" and fields.pop("csrfmiddlewaretoken")
+    assert fields == {"user": str(ann.pk), "role": ADJUDICATORS, "confirm": "yes"}
+    done = csrf_post(staff, REMOVE, fields)
+    assert done.status_code == 302 and done["Location"] == URL
+    assert not is_adjudicator(fresh(ann)) and is_annotator(fresh(ann))
+
+
+def test_a_post_without_confirm_only_shows_the_confirmation(staff):
+    """A POST of the old one-click form (no ``confirm``) changes nothing: it shows the page."""
+    ann = make_user("ann-noconfirm", ANNOTATORS)
+    response = csrf_post(staff, REMOVE, {"user": ann.pk, "role": ANNOTATORS})
+    assert response.status_code == 200 and b"Remove ann-noconfirm as annotator?" in response.content
+    assert b"go back to other annotators" in response.content
+    assert is_annotator(fresh(ann))
+    refused = staff.post(REMOVE, {"user": ann.pk, "role": ANNOTATORS, "confirm": "yes"})
+    assert refused.status_code == 403 and is_annotator(fresh(ann))  # no CSRF token: refused
 
 
 def test_team_list_counts_labels_with_constant_queries(staff, demo_study, django_assert_max_num_queries):

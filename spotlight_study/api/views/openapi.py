@@ -2,10 +2,27 @@
 from __future__ import annotations
 
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+from rest_framework.renderers import JSONRenderer
 
 
 class SchemaView(SpectacularAPIView):
-    """The OpenAPI 3 schema of this API (``?format=json`` for JSON; YAML by default)."""
+    """The OpenAPI 3 schema of this API (``?format=json`` for JSON; YAML by default).
+
+    Errors (401 without login, 403 without the staff role, 404 for an unknown ``?format``) are
+    answered in JSON, the error body of every other API response (docs/api.md), whatever the
+    schema format asked for.
+    """
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        """DRF's response finalisation, with an error response rendered as ``application/json``.
+
+        ``response.exception`` is set by DRF's ``handle_exception``; the schema's own renderers
+        (YAML, OpenAPI JSON) would otherwise render the error body in YAML.
+        """
+        if getattr(response, "exception", False):
+            request.accepted_renderer = JSONRenderer()
+            request.accepted_media_type = JSONRenderer.media_type
+        return super().finalize_response(request, response, *args, **kwargs)
 
 
 class DocsView(SpectacularSwaggerSplitView):
