@@ -10,7 +10,7 @@ One run:
 
 1. **Assignment.** Places for ``n`` participants are open. Every arrival is assigned to the
    least-filled cell, ties broken uniformly at random (as
-   ``spotlight_study.participation.services.assignment_create`` does); a participant in
+   ``spotlight_study.participation.assignment.assignment_create`` does); a participant in
    progress holds a place.
 2. **Dropouts.** Each participant in progress drops out with probability ``dropout`` and
    frees the place; new arrivals fill the freed places (again least-filled first) until ``n``

@@ -25,7 +25,7 @@ BUCKETS = [
     ("    views._render_step", r"^_render_step \(spotlight_study/participation/views\.py"),
     ("  study_get_with_settings (3 queries, every request)", r"^study_get_with_settings "),
     ("  participant_for_session", r"^participant_for_session "),
-    ("  services.assignment_create", r"^assignment_create "),
+    ("  assignment.assignment_create", r"^assignment_create "),
     ("  services.answer_submit", r"^answer_submit "),
     ("  services.task_serve", r"^task_serve "),
     ("  services.survey_submit", r"^survey_submit "),

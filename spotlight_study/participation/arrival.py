@@ -3,7 +3,7 @@
 A study here may be linked to a study on Prolific; the link is kept by the prolific app, which
 depends on this one. So that the dependency keeps pointing one way
 (``participation <- prolific``), this module holds a small registry: the prolific app registers
-its source when Django starts (``ProlificConfig.ready``), and :func:`services.assignment_create`
+its source when Django starts (``ProlificConfig.ready``), and :func:`assignment.assignment_create`
 asks :func:`expected_study_ids` without importing prolific.
 """
 from __future__ import annotations

@@ -6,6 +6,7 @@ Writes only; the participant row is already locked by the caller (see ``services
 from __future__ import annotations
 
 from .models import Participant
+from .prepared import fields_save
 
 # A Unicode noncharacter (never valid in submitted text) standing for NUL inside stored drafts.
 DRAFT_NUL = "\ufdd0"
@@ -25,4 +26,4 @@ def draft_save(*, participant: Participant, token: str, data: dict[str, str]) ->
     """
     stored = {name: str(value).replace("\x00", DRAFT_NUL) for name, value in data.items()}
     participant.draft = {"token": token, "data": stored}
-    participant.save(update_fields=["draft", "updated_at"])
+    fields_save(participant, ["draft", "updated_at"])

@@ -11,14 +11,44 @@ PostgreSQL, nothing on SQLite, quoting) stay Django's business; figures in docs/
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
+from datetime import timezone as dt_timezone
 from typing import Any
 
-from django.db import DEFAULT_DB_ALIAS, connections
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 from django.db.models import Model, QuerySet
+from django.db.models.query import ModelIterable, ValuesListIterable
 
-#: Sentinel values, one per type: never a real primary key or slug.
+#: Sentinel values, one per type: never a real primary key, slug or time.
 SENTINEL_INT = -7_316_284_419_553
 SENTINEL_STR = "\uffff-sentinel-\uffff"
+SENTINEL_DATETIME = datetime(1901, 2, 3, 4, 5, 6, 789_012, tzinfo=dt_timezone.utc)
+
+
+def _slots(connection, params, sentinels: dict[str, Any]) -> list[tuple | None]:
+    """For each SQL parameter, ``(sentinel name, adapter or None)`` if it is a sentinel's place.
+
+    A datetime reaches the SQL parameters adapted by the backend (a string on SQLite), so its
+    sentinel is looked for in that form, and the real value is adapted the same way.
+    """
+    wanted = []
+    for name, sentinel in sentinels.items():
+        if isinstance(sentinel, datetime):
+            adapt = connection.ops.adapt_datetimefield_value
+            wanted.append((name, adapt(sentinel), adapt))
+        else:
+            wanted.append((name, sentinel, None))
+    slots: list[tuple | None] = []
+    for param in params:
+        slot = None
+        for name, candidate, adapt in wanted:
+            if type(param) is type(candidate) and param == candidate:
+                slot = (name, adapt)
+        slots.append(slot)
+    missing = set(sentinels) - {slot[0] for slot in slots if slot}
+    if missing:
+        raise ValueError(f"The prepared query does not use {', '.join(sorted(missing))}.")
+    return slots
 
 
 class PreparedQuery:
@@ -41,43 +71,198 @@ class PreparedQuery:
 
     def _compile(self, alias: str) -> tuple:
         qs = self._build(**self._sentinels)
-        sql, params = qs.query.get_compiler(using=alias).as_sql()
-        # raw() converts model fields only; annotations get their converters here (on SQLite a
-        # datetime arrives as text).
+        compiler = qs.query.get_compiler(using=alias)
+        sql, params = compiler.as_sql()
+        # What Django's ModelIterable works out per query, worked out once: which columns make
+        # the model instance, which are annotations, and the converters of every column (on
+        # SQLite a datetime arrives as text, a JSON field as a string).
         connection = connections[alias]
-        converters = []
-        for name, expression in qs.query.annotation_select.items():
-            functions = connection.ops.get_db_converters(expression) + expression.get_db_converters(
-                connection
-            )
-            if functions:
-                converters.append((name, expression, functions))
-        slots: list[str | None] = []
-        for param in params:
-            slot = None
-            for name, sentinel in self._sentinels.items():
-                if type(param) is type(sentinel) and param == sentinel:
-                    slot = name
-            slots.append(slot)
-        missing = set(self._sentinels) - set(slots)
-        if missing:
-            raise ValueError(f"The prepared query does not use {', '.join(sorted(missing))}.")
-        return qs.model, sql, list(params), slots, converters
+        select, klass_info = compiler.select, compiler.klass_info
+        if qs._iterable_class is ValuesListIterable:  # the converted rows are the result
+            start = end = init_list = None
+            annotations = []
+        elif qs._iterable_class is not ModelIterable:
+            raise ValueError("A prepared query returns model instances or values_list() rows.")
+        else:
+            if klass_info.get("related_klass_infos"):
+                raise ValueError("A prepared query cannot use select_related().")
+            fields = klass_info["select_fields"]
+            start, end = fields[0], fields[-1] + 1
+            init_list = [column[0].target.attname for column in select[start:end]]
+            annotations = list(compiler.annotation_col_map.items())
+        converters = [
+            (position, functions, expression)
+            for position, (functions, expression) in compiler.get_converters(
+                [column[0] for column in select]
+            ).items()
+        ]
+        slots = _slots(connection, params, self._sentinels)
+        return qs.model, sql, list(params), slots, (start, end, init_list, annotations, converters)
 
-    def fetch(self, *, using: str = DEFAULT_DB_ALIAS, **values: Any) -> list[Model]:
-        """The rows for ``values`` (one value for each sentinel name given at construction)."""
+    def fetch(self, *, using: str = DEFAULT_DB_ALIAS, **values: Any) -> list:
+        """The rows for ``values`` (one value for each sentinel name given at construction):
+        model instances, or tuples for a ``values_list()`` queryset."""
         compiled = self._compiled.get(using)
         if compiled is None:
             compiled = self._compiled[using] = self._compile(using)
-        model, sql, params, slots, converters = compiled
-        args = [values[slot] if slot else param for param, slot in zip(params, slots)]
-        rows = list(model._default_manager.db_manager(using).raw(sql, args))
-        if converters:
-            connection = connections[using]
-            for row in rows:
-                for name, expression, functions in converters:
-                    value = getattr(row, name)
+        model, sql, params, slots, (start, end, init_list, annotations, converters) = compiled
+        args = [
+            param if slot is None else (slot[1](values[slot[0]]) if slot[1] else values[slot[0]])
+            for param, slot in zip(params, slots)
+        ]
+        connection = connections[using]
+        with connection.cursor() as cursor:
+            cursor.execute(sql, args)
+            rows = cursor.fetchall()
+        instances = []
+        for row in rows:
+            if converters:
+                row = list(row)
+                for position, functions, expression in converters:
+                    value = row[position]
                     for function in functions:
                         value = function(value, expression, connection)
-                    setattr(row, name, value)
-        return rows
+                    row[position] = value
+            if init_list is None:
+                instances.append(tuple(row))
+                continue
+            instance = model.from_db(using, init_list, row[start:end])
+            for name, position in annotations:
+                setattr(instance, name, row[position])
+            instances.append(instance)
+        return instances
+
+
+# --- writes ---------------------------------------------------------------------------------
+# ``Model.save(update_fields=...)``, ``QuerySet.update()`` and ``save(force_insert=True)`` build
+# and compile a query object on every call: on the flow's writes that cost several times the
+# database's own time. The functions below write the same SQL (one table, ``%s`` placeholders,
+# values prepared by each field's ``pre_save`` and ``get_db_prep_save`` exactly as the ORM does)
+# from statements built once per process and database. Participation models have no save
+# signals; a model that needs them must keep using the ORM.
+
+_STATEMENTS: dict[tuple, tuple] = {}
+
+
+def _fields(model: type[Model], names) -> list:
+    fields = [model._meta.get_field(name) for name in names]
+    for f in fields:
+        if not f.concrete or hasattr(f, "get_placeholder"):
+            raise ValueError(f"{model.__name__}.{f.name} cannot be written by a compiled statement.")
+    return fields
+
+
+def fields_save(instance: Model, fields: list[str] | tuple[str, ...], *, using: str = DEFAULT_DB_ALIAS) -> None:
+    """``instance.save(update_fields=fields)`` without building a query: one ``UPDATE`` by pk.
+
+    Each field's ``pre_save`` runs first (so ``auto_now`` fields get the time, as with
+    ``save()``). Raises ``DatabaseError`` if no row has the instance's pk (as ``save`` with
+    ``update_fields`` does); no signals are sent.
+    """
+    model = type(instance)
+    key = ("update", using, model, tuple(fields))
+    statement = _STATEMENTS.get(key)
+    connection = connections[using]
+    if statement is None:
+        qn = connection.ops.quote_name
+        targets = _fields(model, fields)
+        pk = model._meta.pk
+        sql = (
+            f"UPDATE {qn(model._meta.db_table)} SET "
+            + ", ".join(f"{qn(f.column)} = %s" for f in targets)
+            + f" WHERE {qn(pk.column)} = %s"
+        )
+        statement = _STATEMENTS[key] = (sql, targets, pk)
+    sql, targets, pk = statement
+    args = [f.get_db_prep_save(f.pre_save(instance, False), connection) for f in targets]
+    args.append(pk.get_db_prep_value(instance.pk, connection))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, args)
+        if cursor.rowcount == 0:
+            raise DatabaseError("Save with update_fields did not affect any rows.")
+
+
+class PreparedUpdate:
+    """``UPDATE <model> SET <fields> [, <counter> = <counter> + 1] WHERE <key fields> = ...
+    [AND <field> IS NULL ...]``, built once per database.
+
+    ``execute(values=..., where=...)`` takes ``{field name: value}`` for the set and the key fields
+    (values prepared by each field, as ``QuerySet.update()`` and ``filter()`` prepare them) and
+    returns the number of rows changed.
+    """
+
+    def __init__(self, model: type[Model], *, set_fields, where_fields, where_null=(), increments=()):
+        self.model = model
+        self.set_fields = tuple(set_fields)
+        self.where_fields = tuple(where_fields)
+        self.where_null = tuple(where_null)
+        self.increments = tuple(increments)
+        self._compiled: dict[str, tuple] = {}
+
+    def _compile(self, connection) -> tuple:
+        qn = connection.ops.quote_name
+        targets = _fields(self.model, self.set_fields)
+        keys = _fields(self.model, self.where_fields)
+        assignments = [f"{qn(f.column)} = %s" for f in targets]
+        assignments += [f"{qn(c)} = {qn(c)} + 1" for c in (f.column for f in _fields(self.model, self.increments))]
+        conditions = [f"{qn(f.column)} = %s" for f in keys]
+        conditions += [f"{qn(f.column)} IS NULL" for f in _fields(self.model, self.where_null)]
+        sql = (f"UPDATE {qn(self.model._meta.db_table)} SET {', '.join(assignments)} "
+               f"WHERE {' AND '.join(conditions)}")
+        return sql, targets, keys
+
+    def execute(self, *, values: dict[str, Any], where: dict[str, Any], using: str = DEFAULT_DB_ALIAS) -> int:
+        """Run the update with these values; the number of rows it changed."""
+        connection = connections[using]
+        compiled = self._compiled.get(using)
+        if compiled is None:
+            compiled = self._compiled[using] = self._compile(connection)
+        sql, targets, keys = compiled
+        args = [f.get_db_prep_save(values[f.name], connection) for f in targets]
+        args += [f.get_db_prep_value(where[f.name], connection) for f in keys]
+        with connection.cursor() as cursor:
+            cursor.execute(sql, args)
+            return cursor.rowcount
+
+
+def _insert_statement(connection, model: type[Model], n_rows: int, returning: bool) -> tuple:
+    key = ("insert", connection.alias, model, n_rows, returning)
+    statement = _STATEMENTS.get(key)
+    if statement is None:
+        qn = connection.ops.quote_name
+        meta = model._meta
+        targets = [f for f in meta.local_concrete_fields if f is not meta.auto_field and not f.generated]
+        _fields(model, [f.name for f in targets])
+        row = "(" + ", ".join(["%s"] * len(targets)) + ")"
+        sql = (f"INSERT INTO {qn(meta.db_table)} ({', '.join(qn(f.column) for f in targets)}) "
+               f"VALUES {', '.join([row] * n_rows)}")
+        if returning:
+            sql += f" RETURNING {qn(meta.pk.column)}"
+        statement = _STATEMENTS[key] = (sql, targets)
+    return statement
+
+
+def rows_insert(instances: list[Model], *, using: str = DEFAULT_DB_ALIAS, returning_pk: bool = False) -> None:
+    """Insert new instances of one model in one ``INSERT`` (as ``bulk_create`` does, or
+    ``save(force_insert=True)`` for one), without building a query.
+
+    ``auto_now_add`` and ``auto_now`` fields get the time from their ``pre_save``. With
+    ``returning_pk`` (one instance only) the new primary key is read back with ``RETURNING``
+    (PostgreSQL; SQLite 3.35 and later) and set on the instance. Raises ``IntegrityError`` as
+    the database does (a unique constraint); nothing else is written then.
+    """
+    if not instances:
+        return
+    connection = connections[using]
+    model = type(instances[0])
+    if returning_pk and (len(instances) != 1 or not connection.features.can_return_columns_from_insert):
+        raise ValueError("returning_pk needs one instance and a database with INSERT ... RETURNING.")
+    sql, targets = _insert_statement(connection, model, len(instances), returning_pk)
+    args = [f.get_db_prep_save(f.pre_save(obj, True), connection) for obj in instances for f in targets]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, args)
+        if returning_pk:
+            instances[0].pk = cursor.fetchone()[0]
+    for obj in instances:
+        obj._state.adding = False
+        obj._state.db = using

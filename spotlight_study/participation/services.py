@@ -8,28 +8,31 @@ from a query of its own.
 """
 from __future__ import annotations
 
-import random
 import re
-import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.db import IntegrityError, transaction
-from django.db.models import Case, F, OuterRef, Q, Subquery, Value, When
+from django.db.models import Case, F, OuterRef, Subquery, Value, When
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
-from spotlight_study.identifiers import PROLIFIC_ID_RE
 from spotlight_study.studies.models import Study
 from spotlight_study.studies.plan import SettingPlan, StudyPlan, study_plan, study_plan_of
 
-from .arrival import expected_study_ids
-from .errors import InvalidAnswer, SessionInUse, StaleStep, StudyNotOpen, WrongStudy
+from .errors import InvalidAnswer, StaleStep
 from .models import Participant, SurveyAnswer, TaskResponse
-from .prepared import SENTINEL_INT, SENTINEL_STR, PreparedQuery
-from .selectors import TaskPage, cell_counts, participant_conditions, task_page
+from .prepared import (
+    SENTINEL_INT,
+    SENTINEL_STR,
+    PreparedQuery,
+    PreparedUpdate,
+    fields_save,
+    rows_insert,
+)
+from .selectors import TaskPage, participant_conditions, task_page
 
 # Shown after a double submit or a post from an old tab; the first submit's answer is kept.
 STALE_MESSAGE = "That page was already submitted and its answer is saved. Here is where you are now."
@@ -75,107 +78,6 @@ def token_of_other_participant(participant: Participant, token: str) -> bool:
     """
     parts = token.split(":")
     return len(parts) == 3 and parts[2] != _participant_tag(participant.pk)
-
-
-def assignment_create(
-    *,
-    study: Study | StudyPlan,
-    prolific_pid: str,
-    prolific_study_id: str,
-    prolific_session_id: str,
-    now: datetime | None = None,
-) -> Participant:
-    """Assign an arriving participant to the least-filled cell, or resume an existing one.
-
-    Parameters
-    ----------
-    study : Study or StudyPlan
-        The study: its compiled plan (:mod:`spotlight_study.studies.plan`), or a ``Study``,
-        whose plan is used.
-    prolific_pid, prolific_study_id, prolific_session_id : str
-        Prolific's URL parameters, 24 lowercase hex characters each.
-
-    Returns
-    -------
-    Participant
-        The new participant, or the existing one with this PID (a PID takes part once).
-
-    Raises
-    ------
-    ValueError
-        If an ID is malformed (views validate first; this is a guard).
-    WrongStudy
-        If the study is linked to a Prolific study (:func:`arrival.expected_study_ids`) and
-        ``prolific_study_id`` is not its id; checked for resumes too.
-    SessionInUse
-        If another PID of this study already arrived with ``prolific_session_id``.
-    StudyNotOpen
-        If the study is not live and the PID has not taken part yet.
-
-    Nothing is created when an error is raised.
-
-    Notes
-    -----
-    The study row is locked (``select_for_update``) for the duration, so concurrent arrivals
-    are assigned one after the other and each sees the counts left by the previous one. Only
-    its id and status are read: the rest comes from the plan. Cell counts follow
-    :func:`selectors.holding_filter` and are counted by the database. Ties are broken with
-    ``random.Random(seed)`` over the sorted tied cells; the seed, the counts and the cell are
-    stored for audit.
-    """
-    for name, value in (
-        ("PROLIFIC_PID", prolific_pid),
-        ("STUDY_ID", prolific_study_id),
-        ("SESSION_ID", prolific_session_id),
-    ):
-        if not PROLIFIC_ID_RE.match(value or ""):
-            raise ValueError(f"{name} is not 24 lowercase hex characters.")
-    plan = study_plan_of(study)
-    cells = plan.cells
-    with transaction.atomic():
-        locked = Study.objects.select_for_update().only("id", "slug", "status").get(pk=plan.pk)
-        expected = expected_study_ids(study=locked)
-        if expected and prolific_study_id not in expected:
-            raise WrongStudy(
-                "The link that opened this page names a different Prolific study (its STUDY_ID does "
-                "not match this study). Please open the study from its own page on Prolific."
-            )
-        # One query for both checks: this PID's row (a resume) and any row with this session.
-        # The study row lock serializes arrivals, so two PIDs cannot both pass the second.
-        rows = list(
-            Participant.objects.filter(
-                Q(prolific_pid=prolific_pid) | Q(prolific_session_id=prolific_session_id),
-                study_id=plan.pk,
-            )
-        )
-        existing = next((p for p in rows if p.prolific_pid == prolific_pid), None)
-        if existing is not None:
-            return existing
-        if rows:
-            raise SessionInUse(
-                "The Prolific session in this link (its SESSION_ID) was already used by another "
-                "participant. Please open the study from your own Prolific account."
-            )
-        if locked.status != Study.Status.LIVE:
-            raise StudyNotOpen(
-                "This study is not accepting participants at the moment."
-            )
-        counts = cell_counts(study=plan, n_cells=len(cells), now=now)
-        seed = secrets.randbits(62)
-        least = min(counts.values())
-        tied = sorted(i for i, n in counts.items() if n == least)
-        chosen = cells[random.Random(seed).choice(tied)]
-        return Participant.objects.create(
-            study=locked,
-            prolific_pid=prolific_pid,
-            prolific_study_id=prolific_study_id,
-            prolific_session_id=prolific_session_id,
-            cell_index=chosen.index,
-            cell_plan=[{"setting": t.setting, "condition": t.condition} for t in chosen.tasks],
-            assignment_counts={str(k): v for k, v in counts.items()},
-            assignment_seed=seed,
-            shuffle_seed=secrets.randbits(62),
-        )
 
 
 # --- the flow's writes: one locked read (participant_locked), one write with update_fields ----
@@ -257,7 +159,7 @@ def consent_save(*, participant: Participant, agreed: bool, now: datetime | None
         p.step = Participant.Step.DONE
         p.finished_at = now
     p.draft = None
-    p.save(update_fields=["consented_at", "step", "status", "finished_at", "draft", "updated_at"])
+    fields_save(p, ["consented_at", "step", "status", "finished_at", "draft", "updated_at"])
     return p
 
 
@@ -272,7 +174,7 @@ def instructions_save(*, participant: Participant) -> Participant:
     """Move a locked participant from the instructions to the training task."""
     participant.step = Participant.Step.TRAINING
     participant.draft = None
-    participant.save(update_fields=["step", "draft", "updated_at"])
+    fields_save(participant, ["step", "draft", "updated_at"])
     return participant
 
 
@@ -299,6 +201,24 @@ def current_task(
     raise ValueError(f"Participant is on step {participant.step}, not a task.")
 
 
+# The two updates of a task's response row, compiled once per process (.prepared): both touch
+# only an unanswered row, so a second answer can never overwrite the first.
+_SERVED_AGAIN = PreparedUpdate(
+    TaskResponse,
+    set_fields=["last_served_at"],
+    increments=["serve_count"],
+    where_fields=["participant", "position"],
+    where_null=["answered_at"],
+)
+_ANSWERED = PreparedUpdate(
+    TaskResponse,
+    set_fields=["answer", "answered_at", "time_on_task_ms", "paste_count", "paste_chars",
+                "hidden_ms", "blur_count", "client_events"],
+    where_fields=["participant", "position"],
+    where_null=["answered_at"],
+)
+
+
 def task_serve(
     *,
     participant: Participant,
@@ -318,9 +238,10 @@ def task_serve(
     """
     now = now or timezone.now()
     setting, condition, position = current_task(participant, study)
-    served_before = TaskResponse.objects.filter(
-        participant_id=participant.pk, position=position, answered_at__isnull=True
-    ).update(last_served_at=now, serve_count=F("serve_count") + 1)
+    served_before = _SERVED_AGAIN.execute(
+        values={"last_served_at": now},
+        where={"participant": participant.pk, "position": position},
+    )
     if served_before:
         return False
     if page is None:
@@ -341,9 +262,9 @@ def task_serve(
     try:
         if transaction.get_connection().in_atomic_block:
             with transaction.atomic():
-                response.save(force_insert=True)
+                rows_insert([response])
         else:
-            response.save(force_insert=True)
+            rows_insert([response])
     except IntegrityError:  # another tab served (or answered) this task at the same instant
         return False
     return True
@@ -415,17 +336,18 @@ def answer_save(
         # Posted without the page having been served (e.g. a crafted request): time starts now.
         task_serve(participant=p, study=plan, now=now)
         served_at = now
-    saved = TaskResponse.objects.filter(
-        participant_id=p.pk, position=position, answered_at__isnull=True
-    ).update(
-        answer=answer,
-        answered_at=now,
-        time_on_task_ms=max(0, int((now - served_at).total_seconds() * 1000)),
-        paste_count=telemetry.paste_count,
-        paste_chars=telemetry.paste_chars,
-        hidden_ms=telemetry.hidden_ms,
-        blur_count=telemetry.blur_count,
-        client_events=telemetry.events,
+    saved = _ANSWERED.execute(
+        values={
+            "answer": answer,
+            "answered_at": now,
+            "time_on_task_ms": max(0, int((now - served_at).total_seconds() * 1000)),
+            "paste_count": telemetry.paste_count,
+            "paste_chars": telemetry.paste_chars,
+            "hidden_ms": telemetry.hidden_ms,
+            "blur_count": telemetry.blur_count,
+            "client_events": telemetry.events,
+        },
+        where={"participant": p.pk, "position": position},
     )
     if not saved:
         raise StaleStep(STALE_MESSAGE)
@@ -448,7 +370,7 @@ def answer_save(
     else:
         p.step = Participant.Step.SURVEY
     p.draft = None
-    p.save(update_fields=fields)
+    fields_save(p, fields)
     return p
 
 
@@ -501,16 +423,16 @@ def survey_save(
         raise InvalidAnswer("Please answer every question.")
     if any(not (1 <= int(v) <= 5) for v in responses.values()):
         raise InvalidAnswer("Every answer must be on the 1-5 scale.")
-    SurveyAnswer.objects.bulk_create(
+    rows_insert([
         SurveyAnswer(participant=p, condition=c, item=i, response=int(v))
         for (c, i), v in sorted(responses.items())
-    )
+    ])
     p.comment = comment
     p.status = Participant.Status.COMPLETED
     p.step = Participant.Step.DONE
     p.finished_at = now
     p.draft = None
-    p.save(update_fields=["comment", "status", "step", "finished_at", "draft", "updated_at"])
+    fields_save(p, ["comment", "status", "step", "finished_at", "draft", "updated_at"])
     return p
 
 

@@ -23,7 +23,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from spotlight_study.errors import error_context
 from spotlight_study.studies.plan import StudyPlan, study_plan, study_plan_for_slug
 
-from . import drafts, services
+from . import assignment, drafts, services
 from .binding import bound_participant_id, participant_bind
 from .errors import ArrivalRefused, InvalidAnswer, StaleStep, StudyNotOpen
 from .forms import AnswerForm, ConsentForm, EntryForm, StepForm, SurveyForm
@@ -89,7 +89,7 @@ def entry(request: HttpRequest, slug: str) -> HttpResponse:
             response["Retry-After"] = str(allowance.retry_after_s)
             return response
     try:
-        participant = services.assignment_create(
+        participant = assignment.assignment_create(
             study=study,
             prolific_pid=pid,
             prolific_study_id=form.cleaned_data["STUDY_ID"],

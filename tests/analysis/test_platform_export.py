@@ -24,11 +24,11 @@ from statsmodels.stats.proportion import proportions_ztest
 from analysis.__main__ import main as analysis_main
 from spotlight_study.annotation.services.labels import LabelInput, label_save
 from spotlight_study.annotation.services.queue import assignment_next
+from spotlight_study.participation.assignment import assignment_create
 from spotlight_study.participation.models import TaskResponse
 from spotlight_study.participation.services import (
     Telemetry,
     answer_submit,
-    assignment_create,
     consent_record,
     instructions_confirm,
     step_token,

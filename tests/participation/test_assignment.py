@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from spotlight_study.participation.models import Participant
 from spotlight_study.participation.selectors import cell_counts
-from spotlight_study.participation.services import assignment_create
+from spotlight_study.participation.assignment import assignment_create
 from spotlight_study.studies.selectors import study_get_with_settings
 
 from ..conftest import new_id

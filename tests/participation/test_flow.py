@@ -346,7 +346,7 @@ def test_server_error_page_has_no_stack_trace(client, demo_study, monkeypatch):
     def boom(**kwargs):
         raise RuntimeError("secret internal detail")
 
-    monkeypatch.setattr(views.services, "assignment_create", boom)
+    monkeypatch.setattr(views.assignment, "assignment_create", boom)
     client.raise_request_exception = False
     response = client.get(
         f"/s/{demo_study.slug}/",

@@ -1,0 +1,199 @@
+#!/usr/bin/env python
+"""CPU of one participant flow through the WSGI application itself, as gunicorn calls it.
+
+No HTTP server and no test client (whose bookkeeping costs CPU of its own): each request is a
+WSGI environ handed to ``spotlight_study.wsgi.application`` with a browser's urlencoded body,
+``DEBUG`` off, CSRF on, the production middleware. Prints the CPU per request kind and per flow
+(this process; on PostgreSQL also its backend's CPU, read from ``/proc``), then an optional
+cProfile of more flows.
+
+    .venv/bin/python bench/profile_wsgi.py --database sqlite|postgres [--flows 200] [--profile 50]
+
+PostgreSQL uses (drops and re-creates) ``spotlight_bench_wsgi``; SQLite a temporary file.
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import os
+import pstats
+import secrets
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from http.cookies import SimpleCookie
+from pathlib import Path
+from urllib.parse import urlencode
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+SLUG = "spotlight-replication"
+PG_URL = "postgres://postgres@127.0.0.1:5432/spotlight_bench_wsgi"
+
+
+def _configure(database: str) -> None:
+    os.environ["DJANGO_SETTINGS_MODULE"] = "spotlight_study.settings"
+    os.environ["DEBUG"] = "false"
+    os.environ["ALLOWED_HOSTS"] = "127.0.0.1,localhost"
+    os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
+    os.environ["ENTRY_RATE_LIMIT"] = "off"
+    if database == "postgres":
+        os.environ["DATABASE_URL"] = PG_URL
+    else:
+        os.environ["DATABASE_URL"] = f"sqlite:///{tempfile.mkdtemp(prefix='spotlight-wsgi-')}/db.sqlite3"
+
+
+class Browser:
+    """Cookies and one WSGI call per request; ``status``, ``headers`` and ``body`` of the last."""
+
+    def __init__(self, app):
+        self.app = app
+        self.cookies: dict[str, str] = {}
+
+    def request(self, method: str, path: str, query: str = "", data: dict | None = None):
+        body = urlencode(data).encode() if data is not None else b""
+        environ = {
+            "REQUEST_METHOD": method, "PATH_INFO": path, "QUERY_STRING": query,
+            "SERVER_NAME": "127.0.0.1", "SERVER_PORT": "80", "SERVER_PROTOCOL": "HTTP/1.1",
+            "HTTP_HOST": "127.0.0.1", "REMOTE_ADDR": "127.0.0.1",
+            "HTTP_USER_AGENT": "Mozilla/5.0 (X11; Linux x86_64) Chrome/156.0",
+            "HTTP_ACCEPT": "text/html", "wsgi.url_scheme": "http", "wsgi.input": io.BytesIO(body),
+            "wsgi.errors": sys.stderr, "wsgi.multithread": False, "wsgi.multiprocess": True,
+            "wsgi.run_once": False, "wsgi.version": (1, 0),
+        }
+        if self.cookies:
+            environ["HTTP_COOKIE"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        if data is not None:
+            environ["CONTENT_TYPE"] = "application/x-www-form-urlencoded"
+            environ["CONTENT_LENGTH"] = str(len(body))
+            environ["HTTP_ORIGIN"] = "http://127.0.0.1"
+            environ["HTTP_REFERER"] = f"http://127.0.0.1{path}"
+        captured = {}
+
+        def start_response(status, headers, exc_info=None):
+            captured["status"] = int(status.split()[0])
+            captured["headers"] = headers
+
+        chunks = self.app(environ, start_response)
+        body = b"".join(chunks)
+        if hasattr(chunks, "close"):
+            chunks.close()
+        for name, value in captured["headers"]:
+            if name.lower() == "set-cookie":
+                c = SimpleCookie()
+                c.load(value)
+                for key, morsel in c.items():
+                    self.cookies[key] = morsel.value
+        return captured["status"], dict(captured["headers"]), body.decode()
+
+
+def one_flow(app, record=None) -> None:
+    """One participant from the Prolific link to the completion redirect."""
+    from bench.flow import parse_page
+
+    b = Browser(app)
+    step = f"/s/{SLUG}/step/"
+
+    def call(label, method, path, query="", data=None):
+        c0 = time.process_time()
+        out = b.request(method, path, query, data)
+        if record is not None:
+            record[label].append(time.process_time() - c0)
+        return out
+
+    q = urlencode({"PROLIFIC_PID": secrets.token_hex(12), "STUDY_ID": secrets.token_hex(12),
+                   "SESSION_ID": secrets.token_hex(12)})
+    status, _, _ = call("GET entry", "GET", f"/s/{SLUG}/", q)
+    assert status == 302, status
+    for _ in range(14):
+        status, _, html = call("GET step", "GET", step)
+        assert status == 200, status
+        page = parse_page(html)
+        kind = page.kind
+        if record is not None:
+            record[f"GET {kind}"].append(record["GET step"].pop())
+        data = {"csrfmiddlewaretoken": page.hidden["csrfmiddlewaretoken"], "token": page.token}
+        if kind == "consent":
+            data["decision"] = "agree"
+        elif kind in ("training", "task"):
+            (box,) = [n for n in page.textareas if n.startswith("answer_")]
+            data[box] = "Group 1 by day in the sun, group 2 at night under the moon."
+            data["client_events"] = '{"paste_count": 0, "events": [{"t": 1000, "type": "blur"}]}'
+        elif kind == "survey":
+            for name, values in page.radios.items():
+                data[name] = values[2]
+            data["comment"] = ""
+        status, headers, _ = call(f"POST {kind}", "POST", step, data=data)
+        assert status == 302, (kind, status)
+        if "prolific.com" in headers.get("Location", ""):
+            return
+    raise RuntimeError("flow did not finish")
+
+
+def _backend_cpu(connection) -> float:
+    """CPU seconds of this connection's PostgreSQL backend so far (utime + stime)."""
+    with connection.cursor() as c:
+        c.execute("SELECT pg_backend_pid()")
+        pid = c.fetchone()[0]
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--database", choices=["sqlite", "postgres"], default="sqlite")
+    ap.add_argument("--flows", type=int, default=200)
+    ap.add_argument("--profile", type=int, default=0, help="flows under cProfile (0: none)")
+    ap.add_argument("--top", type=int, default=40)
+    args = ap.parse_args()
+    _configure(args.database)
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+
+    from bench.load import DEFAULT_FIXTURE
+    from spotlight_study.wsgi import application
+
+    if args.database == "postgres":
+        from bench.server import recreate_postgres
+
+        recreate_postgres(PG_URL, allow_any_name=False, force=True)
+    call_command("migrate", verbosity=0)
+    call_command("import_study", str(DEFAULT_FIXTURE), verbosity=0)
+    for _ in range(5):
+        one_flow(application)
+    record = defaultdict(list)
+    db0 = _backend_cpu(connection) if args.database == "postgres" else 0.0
+    c0 = time.process_time()
+    for _ in range(args.flows):
+        one_flow(application, record)
+    cpu = (time.process_time() - c0) / args.flows * 1000
+    db = (_backend_cpu(connection) - db0) / args.flows * 1000 if args.database == "postgres" else 0.0
+    print(f"{args.database}: {args.flows} flows; per flow {cpu:.1f} ms CPU of this process "
+          f"(driver included)" + (f" + {db:.1f} ms of the PostgreSQL backend" if db else ""))
+    for label, times in sorted(record.items()):
+        if not times:
+            continue
+        per = sum(times) / len(times) * 1000
+        print(f"  {label:<22} {len(times) / args.flows:4.1f} per flow  {per:6.2f} ms each")
+    if args.profile:
+        prof = cProfile.Profile(time.process_time)
+        prof.enable()
+        for _ in range(args.profile):
+            one_flow(application)
+        prof.disable()
+        for sort in ("cumulative", "tottime"):
+            s = io.StringIO()
+            pstats.Stats(prof, stream=s).sort_stats(sort).print_stats(args.top)
+            print(f"\n--- cProfile by {sort} ({args.profile} flows) ---")
+            text = s.getvalue()
+            print(text[text.index("   ncalls"):] if "   ncalls" in text else text)
+
+
+if __name__ == "__main__":
+    main()

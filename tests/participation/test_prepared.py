@@ -1,0 +1,139 @@
+"""The compiled reads and writes of the participant path (participation/prepared.py) do what the
+ORM calls they replace do, on SQLite and PostgreSQL alike: same rows, same converted values,
+auto_now fields, rowcounts, and errors."""
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.db import DatabaseError, IntegrityError, transaction
+from django.utils import timezone
+
+from spotlight_study.participation.assignment import assignment_create
+from spotlight_study.participation.models import Participant, SurveyAnswer, TaskResponse
+from spotlight_study.participation.prepared import (
+    SENTINEL_DATETIME,
+    SENTINEL_INT,
+    SENTINEL_STR,
+    PreparedQuery,
+    PreparedUpdate,
+    fields_save,
+    rows_insert,
+)
+from spotlight_study.participation.selectors import cell_counts
+
+from ..conftest import new_id
+
+
+def _arrive(study) -> Participant:
+    return assignment_create(study=study, prolific_pid=new_id(), prolific_study_id=new_id(),
+                             prolific_session_id=new_id())
+
+
+_BY_PID = PreparedQuery(
+    lambda pid, since: Participant.objects.filter(prolific_pid=pid, started_at__gte=since),
+    pid=SENTINEL_STR,
+    since=SENTINEL_DATETIME,
+)
+_CELLS = PreparedQuery(
+    lambda study_id: Participant.objects.filter(study_id=study_id)
+    .order_by("pk").values_list("pk", "cell_plan", "started_at"),
+    study_id=SENTINEL_INT,
+)
+
+
+@pytest.mark.django_db
+def test_a_prepared_read_gives_what_the_queryset_gives(demo_study):
+    """Model rows with JSON and datetime fields converted as the ORM converts them, and a
+    datetime parameter put in its sentinel's place (a string on SQLite)."""
+    p = _arrive(demo_study)
+    since = timezone.now() - timedelta(minutes=5)
+    (row,) = _BY_PID.fetch(pid=p.prolific_pid, since=since)
+    expected = Participant.objects.get(pk=p.pk)
+    assert row.pk == p.pk and not row._state.adding and row._state.db == "default"
+    for field in Participant._meta.concrete_fields:
+        assert getattr(row, field.attname) == getattr(expected, field.attname), field.name
+    assert _BY_PID.fetch(pid=p.prolific_pid, since=timezone.now() + timedelta(minutes=5)) == []
+    assert _CELLS.fetch(study_id=demo_study.pk) == [(expected.pk, expected.cell_plan, expected.started_at)]
+
+
+def test_a_build_that_ignores_a_sentinel_is_refused(db):
+    query = PreparedQuery(lambda pid: Participant.objects.all(), pid=SENTINEL_STR)
+    with pytest.raises(ValueError, match="does not use pid"):
+        query.fetch(pid="x")
+
+
+@pytest.mark.django_db
+def test_fields_save_writes_only_the_fields_and_sets_auto_now(demo_study):
+    p = _arrive(demo_study)
+    before = Participant.objects.get(pk=p.pk).updated_at
+    p.comment = "changed"
+    p.step = Participant.Step.INSTRUCTIONS
+    p.task_index = 7  # not in the fields: must stay as stored
+    fields_save(p, ["comment", "step", "updated_at"])
+    stored = Participant.objects.get(pk=p.pk)
+    assert (stored.comment, stored.step, stored.task_index) == ("changed", "instructions", 0)
+    assert stored.updated_at > before and stored.updated_at == p.updated_at
+
+
+@pytest.mark.django_db
+def test_fields_save_of_a_missing_row_raises_like_save(demo_study):
+    p = _arrive(demo_study)
+    Participant.objects.filter(pk=p.pk).delete()
+    with pytest.raises(DatabaseError, match="did not affect any rows"):
+        fields_save(p, ["comment"])
+    with pytest.raises(DatabaseError, match="did not affect any rows"):
+        p.save(update_fields=["comment"])
+
+
+@pytest.mark.django_db
+def test_rows_insert_returns_the_pk_and_fills_auto_now_add(demo_study):
+    p = _arrive(demo_study)  # assignment_create inserts through rows_insert(returning_pk=True)
+    stored = Participant.objects.get(pk=p.pk)
+    assert stored.prolific_pid == p.prolific_pid and stored.started_at == p.started_at
+    answers = [SurveyAnswer(participant=p, condition="pattern", item=f"q{i}", response=i) for i in (1, 2, 3)]
+    rows_insert(answers)
+    assert sorted(SurveyAnswer.objects.filter(participant=p).values_list("item", "response")) == [
+        ("q1", 1), ("q2", 2), ("q3", 3)]
+    assert all(a.created_at is not None for a in SurveyAnswer.objects.filter(participant=p))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_rows_insert_raises_integrity_error_and_writes_nothing(demo_study):
+    p = _arrive(demo_study)
+    rows_insert([SurveyAnswer(participant=p, condition="pattern", item="q1", response=1)])
+    with pytest.raises(IntegrityError):
+        with transaction.atomic():
+            rows_insert([SurveyAnswer(participant=p, condition="pattern", item="q2", response=2),
+                         SurveyAnswer(participant=p, condition="pattern", item="q1", response=3)])
+    assert list(SurveyAnswer.objects.filter(participant=p).values_list("item", flat=True)) == ["q1"]
+
+
+@pytest.mark.django_db
+def test_prepared_update_matches_only_unanswered_rows_and_counts(demo_study):
+    p = _arrive(demo_study)
+    setting = demo_study.settings.first()
+    now = timezone.now()
+    TaskResponse.objects.create(participant=p, setting=setting, position=0, condition="pattern",
+                                group1_order=[0], group2_order=[0], served_at=now, last_served_at=now)
+    again = PreparedUpdate(TaskResponse, set_fields=["last_served_at"], increments=["serve_count"],
+                           where_fields=["participant", "position"], where_null=["answered_at"])
+    later = now + timedelta(seconds=3)
+    assert again.execute(values={"last_served_at": later}, where={"participant": p.pk, "position": 0}) == 1
+    row = TaskResponse.objects.get(participant=p, position=0)
+    assert (row.serve_count, row.last_served_at) == (2, later)
+    TaskResponse.objects.filter(pk=row.pk).update(answered_at=later)
+    assert again.execute(values={"last_served_at": now}, where={"participant": p.pk, "position": 0}) == 0
+    assert TaskResponse.objects.get(pk=row.pk).serve_count == 2
+
+
+@pytest.mark.django_db
+def test_prepared_cell_counts_agree_with_the_orm(demo_study):
+    for _ in range(6):
+        _arrive(demo_study)
+    counts = cell_counts(study=demo_study, n_cells=4)
+    by_orm = {i: Participant.objects.filter(study=demo_study, cell_index=i).count() for i in range(4)}
+    assert counts == by_orm and sum(counts.values()) == 6
+    # Past the abandonment timeout in-progress participants hold no place.
+    late = timezone.now() + timedelta(minutes=demo_study.abandonment_timeout_minutes + 1)
+    assert cell_counts(study=demo_study, n_cells=4, now=late) == {0: 0, 1: 0, 2: 0, 3: 0}
