@@ -3,7 +3,8 @@
 
 For each size (default 1,000 and 10,000 participants, 2 main answers each, both labelled by two
 annotators): a fresh database, the demo study imported, the data set generated
-(``bench/dataset.py``: templates through the real services, copies by ``bulk_create``), then
+(``bench/dataset.py``: templates through the real services, copies by ``bulk_create``; then
+``ANALYZE`` on PostgreSQL, as its autovacuum would do in production), then
 
 - in process: each page's query count and time (Django's test client, ``CaptureQueriesContext``)
   and ``manage.py export_results`` (by ``call_command``);
@@ -93,7 +94,7 @@ def run_size(n: int, args) -> dict:
             sys.exit(f"bench/dataset.py failed for {n} participants")
         figures = json.loads(out.read_text())
     print(f"  data set: {figures['counts']}  ({time.perf_counter() - t0:.1f} s with the in-process measures)")
-    server = srv.start(env, slug=SLUG, port=srv.free_port())
+    server = srv.start(env, slug=SLUG, port=args.port or srv.free_port())
     try:
         figures["http"] = measure_http(server.base_url, *figures.pop("login"))
     finally:
@@ -151,6 +152,9 @@ def main() -> int:
     ap.add_argument("--force-drop", action="store_true")
     ap.add_argument("--workers", type=int, default=1,
                     help="gunicorn workers (1: every repeat reaches the worker the first one warmed)")
+    ap.add_argument("--port", type=int, default=0,
+                    help="the server's port (default: a free one of bench.server.PORTS); on the shared "
+                         "machine each session has its own range")
     ap.add_argument("--json", type=Path, help="also write every figure to this file")
     ap.add_argument("--profile", action="store_true",
                     help="print a cProfile summary of each page and export (largest size)")

@@ -19,10 +19,10 @@ from spotlight_study.studies.plan import StudyPlan, study_plan_of
 from .arrival import expected_study_ids
 from .errors import SessionInUse, StudyNotOpen, WrongStudy
 from .models import Participant
-from .prepared import SENTINEL_INT, SENTINEL_STR, PreparedQuery, rows_insert
+from spotlight_study.compiled_sql import SENTINEL_INT, SENTINEL_STR, PreparedQuery, rows_insert
 from .selectors import cell_counts
 
-# The arrival's reads, compiled once per process (.prepared).
+# The arrival's reads, compiled once per process (compiled_sql).
 _STUDY_LOCKED = PreparedQuery(
     lambda study_id: Study.objects.select_for_update().only("id", "slug", "status").filter(pk=study_id)[:1],
     study_id=SENTINEL_INT,

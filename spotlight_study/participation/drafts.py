@@ -6,7 +6,7 @@ Writes only; the participant row is already locked by the caller (see ``services
 from __future__ import annotations
 
 from .models import Participant
-from .prepared import fields_save
+from spotlight_study.compiled_sql import fields_save
 
 # A Unicode noncharacter (never valid in submitted text) standing for NUL inside stored drafts.
 DRAFT_NUL = "\ufdd0"

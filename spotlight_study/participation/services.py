@@ -24,7 +24,7 @@ from spotlight_study.studies.plan import SettingPlan, StudyPlan, study_plan, stu
 
 from .errors import InvalidAnswer, StaleStep
 from .models import Participant, SurveyAnswer, TaskResponse
-from .prepared import (
+from spotlight_study.compiled_sql import (
     SENTINEL_INT,
     SENTINEL_STR,
     PreparedQuery,
@@ -125,7 +125,7 @@ def participant_locked(*, participant_id: int, slug: str) -> Iterator[Participan
         yield rows[0] if rows else None
 
 
-# Compiled once per process (.prepared): building this queryset costs more than running it.
+# Compiled once per process (compiled_sql): building this queryset costs more than running it.
 _LOCKED_READ = PreparedQuery(
     lambda participant_id, slug: _locked_queryset().filter(pk=participant_id, study__slug=slug)[:1],
     participant_id=SENTINEL_INT,
@@ -201,7 +201,7 @@ def current_task(
     raise ValueError(f"Participant is on step {participant.step}, not a task.")
 
 
-# The two updates of a task's response row, compiled once per process (.prepared): both touch
+# The two updates of a task's response row, compiled once per process (compiled_sql): both touch
 # only an unanswered row, so a second answer can never overwrite the first.
 _SERVED_AGAIN = PreparedUpdate(
     TaskResponse,

@@ -27,6 +27,7 @@ from . import assignment, drafts, services
 from .binding import bound_participant_id, participant_bind
 from .errors import ArrivalRefused, InvalidAnswer, StaleStep, StudyNotOpen
 from .forms import AnswerForm, ConsentForm, EntryForm, StepForm, SurveyForm
+from .fragments import survey_radios_html
 from .models import Participant
 from .ratelimit import arrival_admit
 from .selectors import (
@@ -302,9 +303,10 @@ def _render_step(request: HttpRequest, study: StudyPlan, participant: Participan
             is_training=position == 0,
         )
         return render(request, "participation/task.html", ctx)
-    ctx["form"] = _bound(
-        SurveyForm, draft, token, survey=study.survey, conditions=participant_conditions(participant)
-    )
+    conditions = participant_conditions(participant)
+    ctx["form"] = form = _bound(SurveyForm, draft, token, survey=study.survey, conditions=conditions)
+    if draft is None:
+        ctx["radios_html"] = survey_radios_html(plan=study, conditions=conditions, form=form)
     return render(request, "participation/survey.html", ctx)
 
 

@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.utils.dateparse import parse_datetime
 
 from spotlight_study.participation.models import Participant
-from spotlight_study.participation.prepared import SENTINEL_INT, PreparedQuery
+from spotlight_study.compiled_sql import SENTINEL_INT, PreparedQuery
 from spotlight_study.participation.selectors import participant_pseudonym
 from spotlight_study.studies.models import Study
 
@@ -45,7 +45,7 @@ def linked_prolific_study_ids(study: Study) -> list[str]:
     return [i for (i,) in _LINKED_IDS.fetch(study_id=study.pk) if i]
 
 
-# Asked at every arrival: compiled once per process (participation.prepared).
+# Asked at every arrival: compiled once per process (spotlight_study.compiled_sql).
 _LINKED_IDS = PreparedQuery(
     lambda study_id: ProlificStudy.objects.filter(study_id=study_id).values_list("prolific_id"),
     study_id=SENTINEL_INT,

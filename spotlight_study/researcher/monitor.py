@@ -6,8 +6,10 @@ number of queries whatever the number of participants:
 
 1. the participants of the population, four small columns each (no dates or JSON, whose
    conversion is what costs time at 10,000 rows);
-2. the saved main answers of the population, for the flags (``identical_answer`` needs all of
-   them: a text is repeated or not only with respect to the whole population);
+2. the saved main answers of the population, for the flags, which the database computes
+   (``identical_answer`` needs all of them: a text is repeated or not only with respect to the
+   whole population, and it is decided in Python, see
+   :mod:`spotlight_study.participation.flag_queries`);
 3. the shown page's participants in full (at most :data:`PAGE_SIZE`);
 4. the answers of the shown page's participants, for the time on the current step;
 5. the Prolific submissions of the shown page's participants.
@@ -27,11 +29,12 @@ from datetime import datetime
 from django.db.models import Q
 from django.utils import timezone
 
+from spotlight_study.participation import flag_queries
 from spotlight_study.participation import flags as quality_flags
 from spotlight_study.participation.models import Participant, TaskResponse
 from spotlight_study.participation.selectors import participant_pseudonym
 from spotlight_study.prolific.models import Submission
-from spotlight_study.studies.models import Setting, Study
+from spotlight_study.studies.models import Study
 from spotlight_study.studies.selectors import study_cells
 
 #: Rows per page of the monitor.
@@ -161,44 +164,26 @@ def _step_started_at(p: dict, answers: dict[int, tuple]) -> datetime | None:
 
 
 def _participant_flags(
-    *, study: Study, participants: list[dict], pilot_filter: Q
+    *, study: Study, participants: list[dict], pilot: bool | None
 ) -> dict[int, Counter]:
     """``{participant_id: Counter(flag key -> number of flagged main answers)}``, for the
     flagged participants only (most are not; a Counter each would cost more than the flags).
 
-    One query over the saved main answers of the shown populations; ``identical_answer`` is
-    computed within each population (real, pilot) separately, as in the export and the
-    researcher page. ``failed_instruction_check`` counts 1 per participant whose check failed.
+    One query over the saved main answers of the shown populations (``pilot``: ``False`` real,
+    ``True`` pilot, ``None`` both), their flags computed by the database
+    (:func:`~spotlight_study.participation.flag_queries.study_flag_counts`);
+    ``identical_answer`` is computed within each population (real, pilot) separately, as in
+    the export and the researcher page. ``failed_instruction_check`` counts 1 per participant
+    whose check failed.
     """
-    check = {p["id"]: p["instruction_check_passed"] for p in participants}
-    populations: dict[bool, list[tuple[int, quality_flags.AnswerEvidence]]] = {False: [], True: []}
-    for row in (
-        TaskResponse.objects.filter(
-            pilot_filter,
-            participant__study=study,
-            answered_at__isnull=False,
-            setting__kind=Setting.Kind.MAIN,
-        )
-        .order_by()
-        .values_list(
-            "participant_id", "participant__is_pilot", *quality_flags.EVIDENCE_FIELDS, named=True
-        )
-        .iterator(chunk_size=5000)
-    ):
-        # The participant's check is counted once below, not once per answer.
-        populations[row.participant__is_pilot].append(
-            (row.participant_id, quality_flags.evidence_of(row))
-        )
     counts: dict[int, Counter] = {}
-    for population in populations.values():
-        counts.update(
-            quality_flags.participant_flag_counts(
-                population, short_time_flag_seconds=study.short_time_flag_seconds
-            )
-        )
-    for pid, passed in check.items():
-        if passed is False:
-            counts.setdefault(pid, Counter())[quality_flags.FAILED_INSTRUCTION_CHECK] = 1
+    for population in flag_queries.study_flag_counts(study=study, pilot=pilot).values():
+        counts.update(population.by_participant)
+    for p in participants:
+        if p["instruction_check_passed"] is False:
+            # A copy: the query's Counters are not this function's to change.
+            mine = counts[p["id"]] = Counter(counts.get(p["id"], ()))
+            mine[quality_flags.FAILED_INSTRUCTION_CHECK] = 1
     return counts
 
 
@@ -241,19 +226,15 @@ def monitor_page(
     change for those who left without finishing (returned, timed out, rejected).
     """
     now = now or timezone.now()
-    if filters.pilot == PILOT_ONLY:
-        pilot_q, answer_pilot_q = Q(is_pilot=True), Q(participant__is_pilot=True)
-    elif filters.pilot == PILOT_INCLUDE:
-        pilot_q, answer_pilot_q = Q(), Q()
-    else:
-        pilot_q, answer_pilot_q = Q(is_pilot=False), Q(participant__is_pilot=False)
+    pilot = {PILOT_ONLY: True, PILOT_INCLUDE: None}.get(filters.pilot, False)
+    pilot_q = Q() if pilot is None else Q(is_pilot=pilot)
     status_q = Q(status=filters.status) if filters.status else Q()
     people = list(
         Participant.objects.filter(pilot_q, status_q, study=study)
         .order_by("-started_at", "-pk")
         .values("id", "is_pilot", "status", "instruction_check_passed")
     )
-    flag_counts = _participant_flags(study=study, participants=people, pilot_filter=answer_pilot_q)
+    flag_counts = _participant_flags(study=study, participants=people, pilot=pilot)
     if filters.flag:
         people = [p for p in people if _has_flag(flag_counts.get(p["id"], _NO_FLAGS), filters.flag)]
 

@@ -40,6 +40,9 @@ from spotlight_study.studies.selectors import (
     training_setting,
 )
 
+#: Flagged participants listed on the study page (the export and the API list every one).
+FLAGGED_ROWS_SHOWN = 200
+
 
 def study_list(request: HttpRequest) -> HttpResponse:
     """All studies with links to their pages.
@@ -77,7 +80,7 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "researcher/study_detail.html",
         {
             "study": study,
-            "dash": study_dashboard(study=study),
+            "dash": study_dashboard(study=study, flag_rows=FLAGGED_ROWS_SHOWN),
             "prolific_link": prolific_link,
             "pilot_max": PILOT_MAX_PARTICIPANTS_WEB,
             "has_report": latest_report_exists(study),

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from spotlight_study.compiled_sql import SENTINEL_STR, PreparedQuery
+
 from .design import Cell, build_cells
 from .models import Setting, Study, TokenPattern, new_definition_version
 
@@ -283,6 +285,13 @@ def on_pattern_changed(sender, instance: TokenPattern, raw: bool = False, **kwar
         )
 
 
+# Asked by every arrival: compiled once per process (spotlight_study.compiled_sql).
+_ID_AND_VERSION = PreparedQuery(
+    lambda slug: Study.objects.filter(slug=slug).values_list("pk", "definition_version")[:1],
+    slug=SENTINEL_STR,
+)
+
+
 def study_plan_for_slug(slug: str) -> StudyPlan | None:
     """The current plan of the study ``slug``, or ``None`` if there is none.
 
@@ -290,9 +299,10 @@ def study_plan_for_slug(slug: str) -> StudyPlan | None:
     no plan of that version yet). For the pages that start from the slug alone: arrivals, and
     participant pages without a participant.
     """
-    row = Study.objects.filter(slug=slug).values_list("pk", "definition_version").first()
-    if row is None:
+    rows = _ID_AND_VERSION.fetch(slug=slug)
+    if not rows:
         return None
+    row = rows[0]
     try:
         return study_plan(study_id=row[0], version=row[1])
     except Study.DoesNotExist:  # deleted in between

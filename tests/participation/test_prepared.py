@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from spotlight_study.participation.assignment import assignment_create
 from spotlight_study.participation.models import Participant, SurveyAnswer, TaskResponse
-from spotlight_study.participation.prepared import (
+from spotlight_study.compiled_sql import (
     SENTINEL_DATETIME,
     SENTINEL_INT,
     SENTINEL_STR,

@@ -1,0 +1,131 @@
+"""The quality flags of :mod:`.flags`, read from the database for the pages that count them.
+
+The researcher page and the live monitor count flags over every saved main answer of a study
+(20,000 on a large one) on each request. Building an :class:`~.flags.AnswerEvidence` per answer
+and testing it in Python costs about half a second there, so the flags that depend on the answer's
+own numbers (``very_short_time``, ``pasted``, ``long_time_hidden``) are computed by the database,
+as boolean columns of the query that reads the answers (:func:`answer_flag_columns`).
+``identical_answer`` is still decided in Python, by :func:`.flags.normalize_answer` over the
+population's texts: its case folding and Unicode whitespace have no exact SQL equivalent on
+both SQLite and PostgreSQL, and an approximate one would make the pages disagree with
+``responses.csv``. ``tests/participation/test_flags_sql.py`` checks the SQL forms against the
+Python ones at every boundary.
+
+:func:`study_flag_counts` is the one read both pages use: one query, whatever the number
+of participants.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from typing import NamedTuple
+
+from django.db.models import BooleanField, ExpressionWrapper, F, FloatField, Q, Value
+
+from spotlight_study.studies.models import Setting, Study
+
+from . import flags as quality_flags
+from .models import TaskResponse
+
+#: The flags :func:`answer_flag_columns` computes in the database, in ``FLAG_KEYS`` order.
+SQL_FLAGS: tuple[str, ...] = (
+    quality_flags.VERY_SHORT_TIME,
+    quality_flags.PASTED,
+    quality_flags.LONG_TIME_HIDDEN,
+)
+
+
+def answer_flag_columns(*, short_time_flag_seconds: int | float) -> dict[str, ExpressionWrapper]:
+    """``{flag key: boolean expression}`` over ``TaskResponse`` columns, one per :data:`SQL_FLAGS`.
+
+    Each is the SQL form of its predicate in :mod:`.flags` (``is_very_short_time``,
+    ``is_pasted``, ``is_long_time_hidden``), for ``.annotate(**...)`` or ``.values_list(...)``
+    on a ``TaskResponse`` queryset. ``short_time_flag_seconds`` is the study's threshold in
+    seconds. Never NULL: an unknown time on task is ``False`` for ``very_short_time`` and lets
+    only the 30 s bound decide ``long_time_hidden``, as in Python.
+    """
+    share = ExpressionWrapper(
+        F("time_on_task_ms") * Value(quality_flags.LONG_HIDDEN_MIN_SHARE), output_field=FloatField()
+    )
+    return {
+        quality_flags.VERY_SHORT_TIME: ExpressionWrapper(
+            Q(time_on_task_ms__isnull=False, time_on_task_ms__lt=short_time_flag_seconds * 1000),
+            output_field=BooleanField(),
+        ),
+        quality_flags.PASTED: ExpressionWrapper(
+            Q(paste_count__gt=0) | Q(paste_chars__gt=0), output_field=BooleanField()
+        ),
+        quality_flags.LONG_TIME_HIDDEN: ExpressionWrapper(
+            Q(hidden_ms__gte=quality_flags.LONG_HIDDEN_MIN_MS)
+            # ``not time_on_task_ms`` in Python: unknown or 0.
+            & (Q(time_on_task_ms__isnull=True) | Q(time_on_task_ms=0) | Q(hidden_ms__gte=share)),
+            output_field=BooleanField(),
+        ),
+    }
+
+
+class FlagCounts(NamedTuple):
+    """The flags of one population's saved main answers, per participant.
+
+    ``by_participant`` is ``{participant_id: Counter(flag key -> number of flagged answers)}``
+    for the participants with at least one flagged answer only; ``failed_instruction_check``
+    is not in it (callers count it from the participant rows, per answer or per participant).
+    ``answers`` is ``{participant_id: number of saved main answers}`` for every participant
+    with one (the per-answer count of ``failed_instruction_check``).
+    """
+
+    by_participant: dict[int, Counter]
+    answers: Counter
+
+
+def study_flag_counts(*, study: Study, pilot: bool | None = False) -> dict[bool, FlagCounts]:
+    """The flags of ``study``'s saved main answers, per population: one query.
+
+    Parameters
+    ----------
+    study : Study
+        Its ``short_time_flag_seconds`` (s) is the threshold.
+    pilot : bool or None
+        ``False``: real participants only; ``True``: pilot participants only; ``None``: both.
+
+    Returns
+    -------
+    dict
+        ``{is_pilot: FlagCounts}`` for each population read (both keys always present for
+        ``None``, one for the others). ``identical_answer`` is computed within each population
+        (real answers against real answers, pilot against pilot), as in ``responses.csv``.
+    """
+    filters = Q(participant__study=study, answered_at__isnull=False, setting__kind=Setting.Kind.MAIN)
+    if pilot is not None:
+        filters &= Q(participant__is_pilot=pilot)
+    columns = answer_flag_columns(short_time_flag_seconds=study.short_time_flag_seconds)
+    rows = (
+        TaskResponse.objects.filter(filters)
+        .order_by()
+        .values_list("participant_id", "participant__is_pilot", "answer", *columns.values())
+    )
+    populations = (False, True) if pilot is None else (pilot,)
+    texts: dict[bool, list[tuple[int, str]]] = {p: [] for p in populations}
+    out = {p: FlagCounts({}, Counter()) for p in populations}
+    for pid, is_pilot, answer, *sql_flags in rows:
+        mine = out[is_pilot]
+        mine.answers[pid] += 1
+        # The text is normalized once (the costly part), after the rows are read.
+        texts[is_pilot].append((pid, answer))
+        if any(sql_flags):
+            counts = mine.by_participant.get(pid)
+            if counts is None:
+                counts = mine.by_participant[pid] = Counter()
+            for key, flagged in zip(SQL_FLAGS, sql_flags):
+                if flagged:
+                    counts[key] += 1
+    for is_pilot, pairs in texts.items():
+        normalized = [quality_flags.normalize_answer(answer) for _pid, answer in pairs]
+        seen = Counter(normalized)
+        by_participant = out[is_pilot].by_participant
+        for (pid, _answer), text in zip(pairs, normalized):
+            if seen[text] > 1:
+                counts = by_participant.get(pid)
+                if counts is None:
+                    counts = by_participant[pid] = Counter()
+                counts[quality_flags.IDENTICAL_ANSWER] += 1
+    return out
