@@ -157,7 +157,8 @@ def fields_save(instance: Model, fields: list[str] | tuple[str, ...], *, using: 
 
     Each field's ``pre_save`` runs first (so ``auto_now`` fields get the time, as with
     ``save()``). Raises ``DatabaseError`` if no row has the instance's pk (as ``save`` with
-    ``update_fields`` does); no signals are sent.
+    ``update_fields`` does), and ``ValueError`` for a field that was deferred when the instance
+    was read and has not been assigned since; no signals are sent.
     """
     model = type(instance)
     key = ("update", using, model, tuple(fields))
@@ -174,6 +175,12 @@ def fields_save(instance: Model, fields: list[str] | tuple[str, ...], *, using: 
         )
         statement = _STATEMENTS[key] = (sql, targets, pk)
     sql, targets, pk = statement
+    loaded = instance.__dict__
+    for f in targets:
+        # A deferred field that is saved without a new value would be read first (a query of
+        # its own, on a path that promises one read): refuse rather than hide it.
+        if f.attname not in loaded and not getattr(f, "auto_now", False):
+            raise ValueError(f"{model.__name__}.{f.name} is deferred and has no new value to save.")
     args = [f.get_db_prep_save(f.pre_save(instance, False), connection) for f in targets]
     args.append(pk.get_db_prep_value(instance.pk, connection))
     with connection.cursor() as cursor:

@@ -16,7 +16,7 @@ from django.utils import timezone
 from spotlight_study.identifiers import PSEUDONYM_RE
 from spotlight_study.studies.models import Setting, Study, TokenPattern
 from spotlight_study.studies.plan import PatternPlan, SettingPlan, StudyPlan
-from spotlight_study.studies.selectors import main_settings, patterns_for_condition, study_cells
+from spotlight_study.studies.selectors import patterns_for_condition, study_cells
 
 from . import flag_queries
 from . import flags as quality_flags
@@ -87,6 +87,16 @@ def _cell_counts_queryset(study_id: int, cutoff: datetime) -> QuerySet:
 _CELL_COUNTS = PreparedQuery(_cell_counts_queryset, study_id=SENTINEL_INT, cutoff=SENTINEL_DATETIME)
 
 
+#: Columns the participant pages never read (audit and export data, times they only write):
+#: left out of the participant's read on every request, which saves parsing two JSON values and
+#: four timestamps. Reading one of them later costs a query (tests/participation/test_query_counts.py
+#: would notice); writing one does not.
+PAGE_DEFERRED = (
+    "prolific_pid", "prolific_study_id", "prolific_session_id", "assignment_counts",
+    "assignment_seed", "comment", "consented_at", "started_at", "finished_at", "updated_at",
+)
+
+
 def participant_for_page(*, participant_id: int, slug: str) -> Participant | None:
     """The participant ``participant_id`` of the study ``slug``, or ``None``: one query.
 
@@ -100,6 +110,7 @@ def participant_for_page(*, participant_id: int, slug: str) -> Participant | Non
 
 _PAGE_READ = PreparedQuery(
     lambda participant_id, slug: Participant.objects.filter(pk=participant_id, study__slug=slug)
+    .defer(*PAGE_DEFERRED)
     .annotate(definition_version=F("study__definition_version"))[:1],
     participant_id=SENTINEL_INT,
     slug=SENTINEL_STR,

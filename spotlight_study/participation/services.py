@@ -32,7 +32,7 @@ from spotlight_study.compiled_sql import (
     fields_save,
     rows_insert,
 )
-from .selectors import TaskPage, participant_conditions, task_page
+from .selectors import PAGE_DEFERRED, TaskPage, participant_conditions, task_page
 
 # Shown after a double submit or a post from an old tab; the first submit's answer is kept.
 STALE_MESSAGE = "That page was already submitted and its answer is saved. Here is where you are now."
@@ -93,6 +93,7 @@ def _locked_queryset():
     )
     return (
         Participant.objects.select_for_update(of=("self",))
+        .defer(*PAGE_DEFERRED)
         .annotate(
             definition_version=F("study__definition_version"),
             current_position=current_position,
@@ -154,12 +155,14 @@ def consent_save(*, participant: Participant, agreed: bool, now: datetime | None
     if agreed:
         p.consented_at = now
         p.step = Participant.Step.INSTRUCTIONS
+        fields = ["consented_at", "step", "draft", "updated_at"]
     else:
         p.status = Participant.Status.NO_CONSENT
         p.step = Participant.Step.DONE
         p.finished_at = now
+        fields = ["status", "step", "finished_at", "draft", "updated_at"]
     p.draft = None
-    fields_save(p, ["consented_at", "step", "status", "finished_at", "draft", "updated_at"])
+    fields_save(p, fields)
     return p
 
 

@@ -14,9 +14,12 @@ row, the survey inserts its answers).
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 
@@ -68,7 +71,7 @@ def entry(request: HttpRequest, slug: str) -> HttpResponse:
         return _unknown_study(request)
     has_params = any(k in request.GET for k in ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID"))
     if not has_params and bound_participant_id(request, slug=slug) is not None:
-        return redirect("participation:step", slug=slug)
+        return HttpResponseRedirect(_step_url(slug))
     form = EntryForm(request.GET)
     if not form.is_valid():
         return render(
@@ -105,7 +108,7 @@ def entry(request: HttpRequest, slug: str) -> HttpResponse:
             {"study": study, "title": exc.title, "message": str(exc)},
             status=exc.http_status,
         )
-    response = redirect("participation:step", slug=slug)
+    response = HttpResponseRedirect(_step_url(slug))
     participant_bind(response, slug=slug, participant_id=participant.pk)
     return response
 
@@ -136,7 +139,13 @@ def step(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _here(study: StudyPlan) -> HttpResponseRedirect:
-    return redirect("participation:step", slug=study.slug)
+    return HttpResponseRedirect(_step_url(study.slug))
+
+
+@lru_cache(maxsize=256)
+def _step_url(slug: str) -> str:
+    # Every POST ends in this redirect; the URLconf is fixed for the process's life.
+    return reverse("participation:step", kwargs={"slug": slug})
 
 
 # --- drafts: what a participant typed into a form that was refused ---------------------------

@@ -137,3 +137,15 @@ def test_prepared_cell_counts_agree_with_the_orm(demo_study):
     # Past the abandonment timeout in-progress participants hold no place.
     late = timezone.now() + timedelta(minutes=demo_study.abandonment_timeout_minutes + 1)
     assert cell_counts(study=demo_study, n_cells=4, now=late) == {0: 0, 1: 0, 2: 0, 3: 0}
+
+
+@pytest.mark.django_db
+def test_fields_save_refuses_a_deferred_field_without_a_new_value(demo_study):
+    """Saving a column the hot path's read left out would read it first: refused, not hidden."""
+    p = _arrive(demo_study)
+    partial = Participant.objects.defer("comment", "finished_at").get(pk=p.pk)
+    with pytest.raises(ValueError, match="comment is deferred"):
+        fields_save(partial, ["step", "comment"])
+    partial.comment = "assigned, so it may be saved"
+    fields_save(partial, ["comment", "updated_at"])  # updated_at is deferred-safe: auto_now
+    assert Participant.objects.get(pk=p.pk).comment == "assigned, so it may be saved"

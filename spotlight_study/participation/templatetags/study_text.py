@@ -67,3 +67,19 @@ def _study_html(value: str) -> SafeString:
                 items = "".join(f"<li>{escape(item)}</li>" for item in parts)
                 html.append(f"<{kind}>{items}</{kind}>")
     return mark_safe("\n".join(html))
+
+
+@register.filter(is_safe=True)
+def list_items(texts) -> SafeString:
+    """``<li>`` elements of ``texts`` (an iterable of strings), each escaped, for a ``<ol>``/``<ul>``.
+
+    A task page lists a group's texts in the participant's order; the items of a study's few
+    texts are kept (up to 4,096 per process), so a page joins strings instead of rendering a
+    template loop per text.
+    """
+    return mark_safe("".join(_list_item(str(t)) for t in texts))
+
+
+@lru_cache(maxsize=4096)
+def _list_item(text: str) -> str:
+    return f"<li>{escape(text)}</li>"
