@@ -11,14 +11,15 @@ overrides it. Every setting can be changed from the environment without editing 
 - ``GUNICORN_TIMEOUT``: seconds before a silent worker is killed and replaced.
 
 Chosen by measurement (``bench/load.py``, 2-CPU machine, see bench/README.md "gunicorn
-configuration" for the table): sync workers, ``2 x CPUs + 1`` of them, preloaded. In one series
-on a busy machine (2026-12-01, commit ec4e36e): 345 ms of server CPU per flow for 5 sync
-preloaded, 368 without preload, 400 for the old Procfile's 3 gthread x 2 threads, 436 for 2 sync. The app is
-CPU-bound Python (the GIL makes threads no faster than processes for it), its waits on the
-database are short, and a few more processes than CPUs keep the CPUs busy while one worker waits.
-``gthread`` adds keep-alive but costs more CPU per request (its event loop and thread hand-off)
-and had the worse tail latency. ``--preload`` imports Django once instead of once per worker:
-faster start and less memory, the same CPU per request.
+configuration" for the tables): sync workers, ``CPUs + 1`` of them, preloaded. After the hot-path
+work (2026-12-01, N=400, C=50, two runs each, quiet machine) 3 workers cost 25.2-25.5 ms of server
+CPU per flow on SQLite and 37.8-43.7 ms on PostgreSQL, against 23.6-30.1 and 46.7-48.0 ms for the
+earlier 2 x CPUs + 1 (5): once a request costs about 2 ms, every process more than the CPUs need
+only adds context switches and cache misses. The one more than the CPUs keeps them busy while a
+worker waits for PostgreSQL. The app is CPU-bound Python (the GIL makes threads no faster than
+processes for it). ``gthread`` adds keep-alive but cost more CPU per request (its event loop and
+thread hand-off) and had the worse tail latency. ``--preload`` imports Django once instead of
+once per worker: faster start and less memory, the same CPU per request.
 """
 import os
 
@@ -31,7 +32,7 @@ def _flag(name: str, default: bool) -> bool:
 
 
 bind = [f"{os.environ.get('HOST', '0.0.0.0')}:{os.environ.get('PORT', '8000')}"]
-workers = int(os.environ.get("WEB_CONCURRENCY") or 2 * _cpus + 1)
+workers = int(os.environ.get("WEB_CONCURRENCY") or _cpus + 1)
 threads = int(os.environ.get("GUNICORN_THREADS") or 1)
 worker_class = "gthread" if threads > 1 else "sync"
 preload_app = _flag("GUNICORN_PRELOAD", True)

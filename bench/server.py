@@ -47,8 +47,8 @@ class Server:
 
 
 def default_workers() -> int:
-    """gunicorn.conf.py's default number of workers on this machine (2 x CPUs + 1)."""
-    return 2 * (os.cpu_count() or 1) + 1
+    """gunicorn.conf.py's default number of workers on this machine (CPUs + 1)."""
+    return (os.cpu_count() or 1) + 1
 
 
 def free_port(exclude: set[int] = frozenset()) -> int:
