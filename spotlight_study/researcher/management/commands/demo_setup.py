@@ -51,7 +51,8 @@ class Command(BaseCommand):
             "",
             "Spotlight study server (demo)",
             f"  Participant link:  {base}/s/{slug}/?PROLIFIC_PID={pid}&STUDY_ID={study_id}&SESSION_ID={session_id}",
-            "                     (each new 24-hex PROLIFIC_PID is a new participant)",
+            "                     (for another participant, change both PROLIFIC_PID and SESSION_ID to",
+            "                     new 24-hex values: Prolific gives each participant their own session)",
             f"  Researcher login:  {login}  user 'researcher'  password '{logins['researcher']}'",
             f"  Researcher page:   {base}/researcher/{slug}/",
         ]
