@@ -18,6 +18,7 @@ import cProfile
 import io
 import os
 import pstats
+import random
 import secrets
 import sys
 import tempfile
@@ -32,6 +33,7 @@ sys.path.insert(0, str(REPO))
 
 SLUG = "spotlight-replication"
 PG_URL = "postgres://postgres@127.0.0.1:5432/spotlight_bench_wsgi"
+_RNG = random.Random(11)  # the survey's choices; any seed will do
 
 
 def _configure(database: str) -> None:
@@ -92,7 +94,7 @@ class Browser:
 
 def one_flow(app, record=None) -> None:
     """One participant from the Prolific link to the completion redirect."""
-    from bench.flow import parse_page
+    from bench.flow import parse_page, post_data
 
     b = Browser(app)
     step = f"/s/{SLUG}/step/"
@@ -115,17 +117,7 @@ def one_flow(app, record=None) -> None:
         kind = page.kind
         if record is not None:
             record[f"GET {kind}"].append(record["GET step"].pop())
-        data = {"csrfmiddlewaretoken": page.hidden["csrfmiddlewaretoken"], "token": page.token}
-        if kind == "consent":
-            data["decision"] = "agree"
-        elif kind in ("training", "task"):
-            (box,) = [n for n in page.textareas if n.startswith("answer_")]
-            data[box] = "Group 1 by day in the sun, group 2 at night under the moon."
-            data["client_events"] = '{"paste_count": 0, "events": [{"t": 1000, "type": "blur"}]}'
-        elif kind == "survey":
-            for name, values in page.radios.items():
-                data[name] = values[2]
-            data["comment"] = ""
+        data = post_data(page, _RNG)
         status, headers, _ = call(f"POST {kind}", "POST", step, data=data)
         assert status == 302, (kind, status)
         if "prolific.com" in headers.get("Location", ""):

@@ -1,12 +1,20 @@
-"""Querysets compiled to SQL once per process, for the few reads every participant request makes.
+"""SQL compiled once per process for the statements every participant request runs.
 
 Building and compiling a queryset costs Django's ORM about 1.5 ms of CPU for a read with one
-join and over 4 ms for the POST's locked read with its subquery: more than the database takes to
-answer, and paid again on every request although only the values change. A
-:class:`PreparedQuery` builds its queryset once per database with sentinel values, keeps the
-compiled SQL, and afterwards only substitutes the real values into the parameter list before
-``Model.objects.raw()``. The SQL is Django's own, so backend differences (``FOR UPDATE OF`` on
-PostgreSQL, nothing on SQLite, quoting) stay Django's business; figures in docs/performance.md.
+join and over 4 ms for the POST's locked read with its subquery, and ``save(update_fields=...)``
+or ``QuerySet.update()`` build a query object on every call: more than the database takes to
+answer, and paid again on every request although only the values change.
+
+- :class:`PreparedQuery` builds its queryset once per database with sentinel values, keeps the
+  compiled SQL and what Django's ``ModelIterable`` works out per query (columns, converters),
+  and afterwards runs the SQL on a cursor with the real values in the sentinels' places. The
+  SQL is Django's own, so backend differences (``FOR UPDATE OF`` on PostgreSQL, nothing on
+  SQLite, quoting) stay Django's business.
+- :func:`fields_save`, :class:`PreparedUpdate` and :func:`rows_insert` write one table with
+  statements built once from the model's metadata, the values prepared by each field as the ORM
+  prepares them.
+
+Figures in docs/performance.md; behaviour against the ORM's in tests/participation/test_prepared.py.
 """
 from __future__ import annotations
 
