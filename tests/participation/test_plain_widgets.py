@@ -47,8 +47,23 @@ def test_consent_and_task_controls_match_the_widgets(walker, demo_study):
         _assert_rendered(page, form[name])
 
 
+# What the survey adds to RadioSelect's markup: the question's text and error tied to its group.
+_RADIOGROUP_ARIA = re.compile(r' role="radiogroup" aria-labelledby="(id_[\w-]+)_label"( aria-describedby="\1_error")?')
+
+
+def _radio_groups(page_html: str) -> dict[str, bool]:
+    """``{question id: has aria-describedby}`` of every radio group, after checking each group's
+    label element exists."""
+    groups = {}
+    for m in _RADIOGROUP_ARIA.finditer(page_html):
+        assert f'<p id="{m.group(1)}_label">' in page_html, m.group(1)
+        groups[m.group(1)] = bool(m.group(2))
+    return groups
+
+
 def test_survey_radios_match_the_radio_select_widget(walker, demo_study):
-    """Every survey question renders as RadioSelect would, fresh and after an incomplete post."""
+    """Every survey question renders as RadioSelect would (plus its ARIA radio group), fresh and
+    after an incomplete post."""
     walker.enter()
     walker.consent()
     walker.instructions()
@@ -60,6 +75,9 @@ def test_survey_radios_match_the_radio_select_widget(walker, demo_study):
     fresh = SurveyForm(initial={"token": walker.token()}, survey=demo_study.survey, conditions=conditions)
     names = [n for n in fresh.fields if n != "token"]
     assert len(names) == 11
+    radios = [n for n in names if n != "comment"]
+    assert _radio_groups(page) == {f"id_{n}": False for n in radios}
+    page = _RADIOGROUP_ARIA.sub("", page)
     for name in names:
         _assert_rendered(page, fresh[name])
     posted = {"c__pattern__ease": "5", "comment": "a <comment>"}
@@ -67,5 +85,8 @@ def test_survey_radios_match_the_radio_select_widget(walker, demo_study):
     page = walker.page().content.decode()
     bound = SurveyForm({**posted, "token": walker.token()}, survey=demo_study.survey, conditions=conditions)
     assert not bound.is_valid()
+    # Every question but the one answered is missing: its group points at its error message.
+    assert _radio_groups(page) == {f"id_{n}": n != "c__pattern__ease" for n in radios}
+    page = _RADIOGROUP_ARIA.sub("", page)
     for name in names:
         _assert_rendered(page, bound[name])
