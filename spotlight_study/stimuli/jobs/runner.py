@@ -98,7 +98,7 @@ def job_run_now(kind: JobKind, *, job_id: int, run_id: str | None = None) -> Non
             return
         except TransientGenerationError as exc:
             delay = retry_delay_s(attempt)
-            logger.warning("%s job %s: %s; trying again in %s s.", kind.name, job_id, exc, delay)
+            logger.warning("%s job %s: %s (trying again in %s s)", kind.name, job_id, str(exc).rstrip("."), delay)
             time.sleep(delay)
 
 
