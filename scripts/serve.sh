@@ -18,6 +18,9 @@ if [ -z "${SECRET_KEY:-}" ]; then
   export SECRET_KEY
 fi
 python manage.py migrate --noinput
+# As production's release step does (Procfile); without it WhiteNoise warns that STATIC_ROOT is
+# missing at every start (the files are served from static/ either way).
+python manage.py collectstatic --noinput --verbosity 0
 python manage.py import_study fixtures/spotlight-replication.yaml --if-missing
 python manage.py demo_setup --base-url "http://127.0.0.1:${PORT}"
 # gunicorn, as in production: the same gunicorn.conf.py as the Procfile (sync workers, CPUs + 1;
