@@ -16,6 +16,7 @@ import cProfile
 import io
 import os
 import pstats
+import random
 import re
 import secrets
 import sys
@@ -41,12 +42,13 @@ from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 
-from bench.flow import parse_page  # noqa: E402
+from bench.flow import parse_page, post_data  # noqa: E402
 from bench.load import DEFAULT_FIXTURE  # noqa: E402
 from bench.server import recreate_postgres  # noqa: E402
 
 SLUG = "spotlight-replication"
 _CLIENT = Client(enforce_csrf_checks=True)
+_RNG = random.Random(11)  # the survey's choices; any seed will do
 
 
 def one_flow(record=None) -> None:
@@ -75,18 +77,7 @@ def one_flow(record=None) -> None:
         kind = page.kind
         if record:
             record.rename_last(f"GET {kind}")
-        data = {"csrfmiddlewaretoken": page.hidden["csrfmiddlewaretoken"], "token": page.token}
-        if kind == "consent":
-            data["decision"] = "agree"
-        elif kind in ("training", "task"):
-            # The box is named answer_<position> (participation.forms.AnswerForm).
-            (box,) = [n for n in page.textareas if n.startswith("answer_")]
-            data[box] = "Group 1 by day in the sun, group 2 at night under the moon."
-            data["client_events"] = '{"paste_count": 0, "events": [{"t": 1000, "type": "blur"}]}'
-        elif kind == "survey":
-            for name, values in page.radios.items():
-                data[name] = values[2]
-            data["comment"] = ""
+        data = post_data(page, _RNG)
         r = call(f"POST {kind}", "post", step, data=data)
         assert r.status_code == 302, (kind, r.status_code)
         if "prolific.com" in r["Location"]:
