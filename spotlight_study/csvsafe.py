@@ -45,6 +45,19 @@ def unneutralize(value: str) -> str:
     return value[1:] if value.startswith("'") else value
 
 
+def unneutralize_if_marked(value: str) -> str:
+    """Undo :func:`neutralize` only where the cell shows its mark: a ``'`` followed by one of
+    :data:`TRIGGERS`.
+
+    For files that may come from a safe export or be typed by hand (the label import): an exported
+    ``'-Z4AM`` gives ``-Z4AM`` and ``''quoted`` gives ``'quoted``, while a hand-typed ``'hello``,
+    which :func:`neutralize` never writes, stays as it is.
+    """
+    if value.startswith("'") and value[1:].startswith(TRIGGERS):
+        return value[1:]
+    return value
+
+
 class SafeDictWriter(csv.DictWriter):
     """:class:`csv.DictWriter` whose data rows are passed through :func:`neutralize`.
 

@@ -23,8 +23,16 @@ from spotlight_study.studies.models import Setting, Study
 
 
 def new_public_id() -> str:
-    """A random, URL-safe item id (16 characters, 96 bits); carries no information."""
-    return secrets.token_urlsafe(12)
+    """A random, URL-safe item id (16 characters, 96 bits); carries no information.
+
+    It never begins with ``-``: CSV exports put a ``'`` in front of cells that begin with a
+    formula character (:mod:`spotlight_study.csvsafe`), and an id should read the same in a
+    spreadsheet, a URL and a label file. (The import also accepts ids with that ``'``.)
+    """
+    while True:
+        candidate = secrets.token_urlsafe(12)
+        if not candidate.startswith("-"):
+            return candidate
 
 
 class Exclusion(models.TextChoices):

@@ -9,7 +9,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from spotlight_study.annotation.exports import export_csv_text
-from spotlight_study.annotation.models import Annotation, Item
+from spotlight_study.annotation.models import Annotation, Item, new_public_id
 from spotlight_study.annotation.services.queue import items_sync
 from spotlight_study.participation.models import TaskResponse
 
@@ -54,6 +54,39 @@ def test_import_labels_works_with_ids_from_the_export_before_anyone_annotated(
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     call_command("import_labels", demo_study.slug, str(path), "--annotator", "spreadsheet")
     assert Annotation.objects.filter(annotator__username="spreadsheet").count() == 6
+
+
+def test_import_labels_takes_ids_as_the_formula_safe_export_writes_them(
+    demo_study, answered, tmp_path
+):
+    """An id that begins with '-' is exported as '-...; the import finds the item either way.
+
+    Ids made since then never begin with '-', but older ones may (1 in 64 did), and CI once drew
+    one at random.
+    """
+    call_command("export_annotations", demo_study.slug, "--out", str(tmp_path / "first"))
+    first, second = Item.objects.order_by("pk")[:2]
+    Item.objects.filter(pk=first.pk).update(public_id="-older-id-dash1")
+    Item.objects.filter(pk=second.pk).update(public_id="-older-id-dash2")
+    out = tmp_path / "export"
+    call_command("export_annotations", demo_study.slug, "--out", str(out))
+    with open(out / "final_labels.csv", encoding="utf-8", newline="") as fh:
+        ids = [row["item"] for row in csv.DictReader(fh)]
+    assert "'-older-id-dash1" in ids
+    # One as the file has it, one as a spreadsheet saves it (the mark dropped).
+    ids = [i.replace("'-older-id-dash2", "-older-id-dash2") for i in ids]
+    lines = ["item,identified,surface_difference,no_difference,exclusion"]
+    lines += [f"{pid},1,0,0,none" for pid in ids]
+    path = tmp_path / "labels.csv"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    call_command("import_labels", demo_study.slug, str(path), "--annotator", "spreadsheet")
+    assert Annotation.objects.filter(annotator__username="spreadsheet").count() == 6
+    assert Annotation.objects.filter(item__public_id__startswith="-").count() == 2
+
+
+def test_new_item_ids_never_begin_with_a_formula_character():
+    """2,000 fresh ids: none begins with '-' (without the rule about 31 would)."""
+    assert not [i for i in (new_public_id() for _ in range(2000)) if i.startswith("-")]
 
 
 def test_overview_counts_items_before_anyone_annotated(demo_study, answered):

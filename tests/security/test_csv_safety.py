@@ -13,7 +13,13 @@ from hypothesis import strategies as st
 
 from spotlight_study.annotation.services.labels import LabelInput, label_save
 from spotlight_study.annotation.services.queue import assignment_next
-from spotlight_study.csvsafe import TRIGGERS, SafeDictWriter, neutralize, unneutralize
+from spotlight_study.csvsafe import (
+    TRIGGERS,
+    SafeDictWriter,
+    neutralize,
+    unneutralize,
+    unneutralize_if_marked,
+)
 from spotlight_study.participation.models import Participant
 
 from ..annotation.conftest import make_user
@@ -46,6 +52,21 @@ def test_undo_gives_back_the_original_exactly(text):
     safe = neutralize(text)
     assert unneutralize(safe) == text
     assert not safe.startswith(TRIGGERS[:-1])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list(TRIGGERS) + list("ab1 \n\"")), max_size=8) | st.text(max_size=20))
+def test_the_marked_undo_also_gives_back_the_original(text):
+    """unneutralize_if_marked undoes neutralize exactly, as unneutralize does."""
+    assert unneutralize_if_marked(neutralize(text)) == text
+
+
+def test_the_marked_undo_leaves_a_hand_typed_quote_alone():
+    """A leading ' that neutralize never writes (not followed by a trigger) is kept."""
+    assert unneutralize_if_marked("'hello") == "'hello"
+    assert unneutralize_if_marked("'-Z4AM") == "-Z4AM"
+    assert unneutralize_if_marked("''quoted") == "'quoted"
+    assert unneutralize_if_marked("plain") == "plain"
 
 
 @settings(max_examples=100, deadline=None)

@@ -10,6 +10,8 @@ import csv
 import io
 from dataclasses import dataclass
 
+from spotlight_study.csvsafe import unneutralize_if_marked
+
 from ..errors import LabelImportError
 
 IMPORT_REQUIRED = ("item", "identified", "surface_difference", "no_difference", "exclusion")
@@ -35,6 +37,10 @@ def parse_bool(value: str) -> bool | None:
 
 def csv_parse(text: str, *, annotator_name: str | None) -> tuple[list[RawRow], list[tuple[int, str]]]:
     """Split the CSV ``text`` (a leading BOM is ignored) into raw rows.
+
+    Cells copied from a formula-safe export lose their ``'`` mark
+    (:func:`~spotlight_study.csvsafe.unneutralize_if_marked`), so an item id written as ``'-Z4A``
+    is found as ``-Z4A``.
 
     Returns ``(rows, errors)``: the rows that have no more values than columns, and
     ``(line, message)`` for rows that do and for broken CSV (reading stops there).
@@ -65,7 +71,9 @@ def csv_parse(text: str, *, annotator_name: str | None) -> tuple[list[RawRow], l
         if None in raw:
             errors.append((line, "more values than columns"))
             continue
-        rows.append(RawRow(line, {(k or "").strip(): (v or "") for k, v in raw.items()}))
+        # A row copied from one of our formula-safe exports keeps its ' marks; undo them.
+        values = {(k or "").strip(): unneutralize_if_marked(v or "") for k, v in raw.items()}
+        rows.append(RawRow(line, values))
     return rows, errors
 
 
