@@ -27,6 +27,17 @@ def _clean_cache():
     cache.clear()
 
 
+@pytest.fixture(autouse=True)
+def _configured_logging():
+    """settings.LOGGING as Django configured it at start: the log tests read its handlers and
+    must not depend on what an earlier test (an import-linter run, say) did to logging."""
+    from django.conf import settings
+    from django.utils.log import configure_logging
+
+    configure_logging(settings.LOGGING_CONFIG, settings.LOGGING)
+    yield
+
+
 def procfile_web_command() -> str:
     """The ``web:`` command of the Procfile, exactly as written (a shell command line)."""
     for line in (REPO / "Procfile").read_text().splitlines():
