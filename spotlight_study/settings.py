@@ -136,6 +136,18 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     VAR_DIR.mkdir(exist_ok=True)
 else:
     DATABASES["default"]["TEST"] = {"NAME": f"test_{DATABASES['default']['NAME']}_{os.getpid()}"}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Django's backend with a health check that needs no SELECT 1 (postgres_backend/base.py).
+    DATABASES["default"]["ENGINE"] = "spotlight_study.postgres_backend"
+    # Prepared statements: psycopg prepares a statement once it has run it 5 times on
+    # a connection, so PostgreSQL no longer parses and plans it per request (half of the
+    # backend's CPU per participant flow, docs/performance.md part 4). Django switches them off
+    # by default for the sake of connection poolers; a pooler in transaction mode needs
+    # pgbouncer 1.21+ with max_prepared_statements set, or DATABASE_PREPARED_STATEMENTS=off.
+    if env.bool("DATABASE_PREPARED_STATEMENTS", default=True):
+        DATABASES["default"].setdefault("OPTIONS", {}).update(
+            {"server_side_binding": True, "prepare_threshold": 5}
+        )
 # Persistent connections on both backends (docs/performance.md): on SQLite a new connection per
 # request (opening the file, the PRAGMAs above) doubled a participant flow's CPU.
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=60))
