@@ -10,9 +10,9 @@ answer, and paid again on every request although only the values change.
   and afterwards runs the SQL on a cursor with the real values in the sentinels' places. The
   SQL is Django's own, so backend differences (``FOR UPDATE OF`` on PostgreSQL, nothing on
   SQLite, quoting) stay Django's business.
-- :func:`fields_save`, :class:`PreparedUpdate` and :func:`rows_insert` write one table with
-  statements built once from the model's metadata, the values prepared by each field as the ORM
-  prepares them.
+- :func:`fields_save`, :class:`PreparedUpdate`, :func:`rows_insert` and :class:`PreparedUpsert`
+  write one table with statements built once from the model's metadata, the values prepared by
+  each field as the ORM prepares them.
 
 Figures in docs/performance.md; behaviour against the ORM's in tests/participation/test_prepared.py.
 """
@@ -281,3 +281,67 @@ def rows_insert(instances: list[Model], *, using: str = DEFAULT_DB_ALIAS, return
     for obj in instances:
         obj._state.adding = False
         obj._state.db = using
+
+
+class PreparedUpsert:
+    """``INSERT <row> ON CONFLICT (<key fields>) DO UPDATE SET <fields> = EXCLUDED.<fields>
+    [, <counter> = <counter> + 1] [WHERE <field> IS NULL ...] RETURNING <column>``, built once
+    per database: a row that is new is inserted, one that exists is touched, in one statement
+    instead of an UPDATE followed by an INSERT.
+
+    ``conflict_fields`` must be the fields of one unique constraint (the conflict target both
+    databases require). ``execute(instance)`` inserts ``instance`` (all its concrete fields but
+    the primary key, prepared as :func:`rows_insert` prepares them) and returns the
+    ``returning`` field's value of the inserted or updated row, or ``None`` when the row exists
+    and the ``where_null`` condition kept it unchanged. A conflict on another unique constraint
+    raises ``IntegrityError`` and writes nothing. Needs ``ON CONFLICT ... DO UPDATE`` and
+    ``RETURNING``: PostgreSQL 9.5 and SQLite 3.35 or later.
+    """
+
+    def __init__(self, model: type[Model], *, conflict_fields, set_fields, returning,
+                 increments=(), where_null=()):
+        self.model = model
+        self.conflict_fields = tuple(conflict_fields)
+        self.set_fields = tuple(set_fields)
+        self.increments = tuple(increments)
+        self.where_null = tuple(where_null)
+        self.returning = returning
+        self._compiled: dict[str, tuple] = {}
+
+    def _compile(self, connection) -> tuple:
+        qn = connection.ops.quote_name
+        meta = self.model._meta
+        table = qn(meta.db_table)
+        targets = [f for f in meta.local_concrete_fields if f is not meta.auto_field and not f.generated]
+        _fields(self.model, [f.name for f in targets])
+        assignments = [f"{qn(f.column)} = EXCLUDED.{qn(f.column)}" for f in _fields(self.model, self.set_fields)]
+        assignments += [f"{qn(f.column)} = {table}.{qn(f.column)} + 1"
+                        for f in _fields(self.model, self.increments)]
+        conditions = [f"{table}.{qn(f.column)} IS NULL" for f in _fields(self.model, self.where_null)]
+        (returned,) = _fields(self.model, [self.returning])
+        sql = (f"INSERT INTO {table} ({', '.join(qn(f.column) for f in targets)}) "
+               f"VALUES ({', '.join(['%s'] * len(targets))}) "
+               f"ON CONFLICT ({', '.join(qn(f.column) for f in _fields(self.model, self.conflict_fields))}) "
+               f"DO UPDATE SET {', '.join(assignments)}"
+               + (f" WHERE {' AND '.join(conditions)}" if conditions else "")
+               + f" RETURNING {qn(returned.column)}")
+        return sql, targets, returned
+
+    def execute(self, instance: Model, *, using: str = DEFAULT_DB_ALIAS) -> Any:
+        """Insert or touch ``instance``'s row; the ``returning`` value, or ``None`` (see above)."""
+        connection = connections[using]
+        compiled = self._compiled.get(using)
+        if compiled is None:
+            compiled = self._compiled[using] = self._compile(connection)
+        sql, targets, returned = compiled
+        args = [f.get_db_prep_save(f.pre_save(instance, True), connection) for f in targets]
+        with connection.cursor() as cursor:
+            cursor.execute(sql, args)
+            row = cursor.fetchone()
+        if row is None:
+            return None
+        converters = returned.get_db_converters(connection)
+        value = row[0]
+        for converter in converters:
+            value = converter(value, returned, connection)
+        return value

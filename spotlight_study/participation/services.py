@@ -29,6 +29,7 @@ from spotlight_study.compiled_sql import (
     SENTINEL_STR,
     PreparedQuery,
     PreparedUpdate,
+    PreparedUpsert,
     fields_save,
     rows_insert,
 )
@@ -204,14 +205,15 @@ def current_task(
     raise ValueError(f"Participant is on step {participant.step}, not a task.")
 
 
-# The two updates of a task's response row, compiled once per process (compiled_sql): both touch
-# only an unanswered row, so a second answer can never overwrite the first.
-_SERVED_AGAIN = PreparedUpdate(
+# The two writes of a task's response row, compiled once per process (compiled_sql). Both touch
+# only an unanswered row, so neither a reload nor a second answer can overwrite the first.
+_SERVED = PreparedUpsert(
     TaskResponse,
+    conflict_fields=["participant", "position"],
     set_fields=["last_served_at"],
     increments=["serve_count"],
-    where_fields=["participant", "position"],
     where_null=["answered_at"],
+    returning="serve_count",
 )
 _ANSWERED = PreparedUpdate(
     TaskResponse,
@@ -234,19 +236,13 @@ def task_serve(
     The first serving creates the response row and fixes ``served_at`` (the start of time on
     task) and the shown order (``page``, the :func:`.selectors.task_page` the caller renders;
     built here if not given); later servings (refresh, second tab) only update
-    ``last_served_at`` and ``serve_count`` of an unanswered row. One UPDATE for a later
-    serving, an UPDATE and an INSERT for the first (two tabs serving at the same instant insert
-    one row: the unique constraints drop the other). Raises ``ValueError`` if the participant
-    is not on a task step.
+    ``last_served_at`` and ``serve_count`` of an unanswered row. One statement either way
+    (``INSERT ... ON CONFLICT DO UPDATE``); of two tabs serving at the same instant one inserts
+    and the other counts a second serving. Raises ``ValueError`` if the participant is not on a
+    task step.
     """
     now = now or timezone.now()
     setting, condition, position = current_task(participant, study)
-    served_before = _SERVED_AGAIN.execute(
-        values={"last_served_at": now},
-        where={"participant": participant.pk, "position": position},
-    )
-    if served_before:
-        return False
     if page is None:
         page = task_page(setting=setting, condition=condition, shuffle_seed=participant.shuffle_seed)
     response = TaskResponse(
@@ -260,17 +256,18 @@ def task_serve(
         served_at=now,
         last_served_at=now,
     )
-    # A plain INSERT: outside a transaction it needs no BEGIN and COMMIT (two round trips of a
-    # bulk_create); inside one, a savepoint keeps a lost race from breaking the transaction.
+    # Outside a transaction the statement needs no BEGIN and COMMIT; inside one, a savepoint
+    # keeps a conflict on the other constraint (setting) from breaking the transaction.
     try:
         if transaction.get_connection().in_atomic_block:
             with transaction.atomic():
-                rows_insert([response])
+                serve_count = _SERVED.execute(response)
         else:
-            rows_insert([response])
-    except IntegrityError:  # another tab served (or answered) this task at the same instant
+            serve_count = _SERVED.execute(response)
+    except IntegrityError:  # a row for this setting at another position: nothing to record
         return False
-    return True
+    # None: the row exists and is answered (a stale tab); it is left as it is.
+    return serve_count == 1
 
 
 def instruction_check_passes(*, answer: str, keywords: list[str]) -> bool:

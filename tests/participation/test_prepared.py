@@ -17,6 +17,7 @@ from spotlight_study.compiled_sql import (
     SENTINEL_STR,
     PreparedQuery,
     PreparedUpdate,
+    PreparedUpsert,
     fields_save,
     rows_insert,
 )
@@ -125,6 +126,38 @@ def test_prepared_update_matches_only_unanswered_rows_and_counts(demo_study):
     TaskResponse.objects.filter(pk=row.pk).update(answered_at=later)
     assert again.execute(values={"last_served_at": now}, where={"participant": p.pk, "position": 0}) == 0
     assert TaskResponse.objects.get(pk=row.pk).serve_count == 2
+
+
+_SERVED = PreparedUpsert(TaskResponse, conflict_fields=["participant", "position"],
+                         set_fields=["last_served_at"], increments=["serve_count"],
+                         where_null=["answered_at"], returning="serve_count")
+
+
+def _response(p, setting, position, when, order=(0,)):
+    return TaskResponse(participant=p, setting=setting, position=position, condition="pattern",
+                        group1_order=list(order), group2_order=[0], served_at=when, last_served_at=when)
+
+
+@pytest.mark.django_db
+def test_prepared_upsert_inserts_then_touches_then_leaves_an_answered_row(demo_study):
+    """First call: a new row (1). Second: the same row, count 2, served_at and order kept.
+    Answered: None and nothing changes. Another position for the same setting: IntegrityError."""
+    p = _arrive(demo_study)
+    setting = demo_study.settings.first()
+    now = timezone.now()
+    later = now + timedelta(seconds=3)
+    assert _SERVED.execute(_response(p, setting, 0, now, order=(2, 0, 1))) == 1
+    assert _SERVED.execute(_response(p, setting, 0, later, order=(0, 1, 2))) == 2
+    row = TaskResponse.objects.get(participant=p, position=0)
+    assert (row.serve_count, row.served_at, row.last_served_at, row.group1_order) == (2, now, later, [2, 0, 1])
+    TaskResponse.objects.filter(pk=row.pk).update(answered_at=later, answer="kept")
+    assert _SERVED.execute(_response(p, setting, 0, later + timedelta(seconds=1))) is None
+    row.refresh_from_db()
+    assert (row.serve_count, row.last_served_at, row.answer) == (2, later, "kept")
+    with pytest.raises(IntegrityError):
+        with transaction.atomic():
+            _SERVED.execute(_response(p, setting, 5, later))
+    assert TaskResponse.objects.filter(participant=p).count() == 1
 
 
 @pytest.mark.django_db

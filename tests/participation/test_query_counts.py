@@ -89,6 +89,11 @@ def test_every_request_of_a_flow_stays_under_the_query_ceiling(client, demo_stud
             assert len(writes) == 1, where
     gets = {step: statements for method, step, statements in w.log if method == "GET"}
     assert len(gets["consent"]) == len(gets["instructions"]) == len(gets["done"]) == 1
+    # A task page: the read and one statement that creates or touches the response row.
+    task_gets = [s for method, step, s in w.log if method == "GET" and step in ("training", "task")]
+    assert len(task_gets) >= 4
+    for statements in task_gets:
+        assert len(statements) == 2 and "ON CONFLICT" in statements[1], statements
 
 
 def test_cell_counts_are_one_grouped_query(client, demo_study):
