@@ -7,7 +7,7 @@ WSGI environ handed to ``spotlight_study.wsgi.application`` with a browser's url
 (this process; on PostgreSQL also its backend's CPU, read from ``/proc``), then an optional
 cProfile of more flows.
 
-    .venv/bin/python bench/profile_wsgi.py --database sqlite|postgres [--flows 200] [--profile 50]
+    .venv/bin/python bench/profile_wsgi.py --database sqlite|postgres [--flows 200] [--profile 50] [--callers normalize_choices]
 
 PostgreSQL uses (drops and re-creates) ``spotlight_bench_wsgi``; SQLite a temporary file.
 """
@@ -140,6 +140,7 @@ def main() -> None:
     ap.add_argument("--flows", type=int, default=200)
     ap.add_argument("--profile", type=int, default=0, help="flows under cProfile (0: none)")
     ap.add_argument("--top", type=int, default=40)
+    ap.add_argument("--callers", metavar="PATTERN", help="also print the callers of the functions matching PATTERN (a pstats regex)")
     args = ap.parse_args()
     _configure(args.database)
     import django
@@ -185,6 +186,10 @@ def main() -> None:
             print(f"\n--- cProfile by {sort} ({args.profile} flows) ---")
             text = s.getvalue()
             print(text[text.index("   ncalls"):] if "   ncalls" in text else text)
+        if args.callers:
+            s = io.StringIO()
+            pstats.Stats(prof, stream=s).sort_stats("cumulative").print_callers(args.callers)
+            print(f"\n--- who calls {args.callers!r} ---\n{s.getvalue()}")
 
 
 if __name__ == "__main__":

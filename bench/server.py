@@ -21,10 +21,19 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 REPO = Path(__file__).resolve().parent.parent
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
+
+
+def is_local_database(url: str) -> bool:
+    """Whether the PostgreSQL ``url`` points at this machine: a host in :data:`LOCAL_HOSTS`, or
+    a Unix socket directory (``postgres://postgres@/spotlight_bench?host=/var/run/postgresql``,
+    the form that both libpq and django-environ read)."""
+    parts = urlsplit(url)
+    host = parts.hostname or dict(parse_qsl(parts.query)).get("host", "")
+    return host in LOCAL_HOSTS or host.startswith("/")
 PORTS = range(8300, 8400)  # this benchmark's port range on the shared machine
 # Scale-out runs share one Redis; this database number is the benchmark's own (flushed).
 REDIS_URL = "redis://127.0.0.1:6379/13"
@@ -84,7 +93,7 @@ def recreate_postgres(url: str, allow_any_name: bool = False, force: bool = Fals
 
     parts = urlsplit(url)
     name = parts.path.lstrip("/")
-    if parts.hostname not in LOCAL_HOSTS:
+    if not is_local_database(url):
         sys.exit(f"Refusing to drop a database on a non-local host: {parts.hostname}")
     if not name or ("bench" not in name and not allow_any_name):
         sys.exit(f"Refusing to drop database {name!r}: its name has no 'bench' (use --allow-drop-any).")
