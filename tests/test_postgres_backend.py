@@ -165,3 +165,21 @@ def test_a_statement_run_five_times_is_prepared_on_the_server(django_db_blocker)
             conn.close()
     assert results == [0, 2, 4, 6, 8, 10]
     assert prepared == 1
+
+
+def test_a_connection_inside_a_transaction_gets_django_s_select_1(wrapper):
+    """Not idle (a statement already ran in a transaction): the check sends SELECT 1 as Django
+    does, and keeps the connection."""
+    wrapper.ensure_connection()
+    wrapper.set_autocommit(False)
+    try:
+        with wrapper.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid() AS inside_transaction")
+            pid = cursor.fetchone()[0]
+        wrapper.health_check_done = False
+        wrapper.close_if_health_check_failed()
+        assert wrapper.connection is not None
+        assert _last_query(pid) == "SELECT 1"
+    finally:
+        wrapper.rollback()
+        wrapper.set_autocommit(True)

@@ -7,11 +7,11 @@ round trip with CPU in the app and in the PostgreSQL backend (docs/performance.m
 At the start of a request a healthy connection is idle and nothing is waiting on its socket:
 libpq has read every reply. When the server ends the connection (a restart,
 ``pg_terminate_backend``, an idle timeout) it sends an error message and closes the socket, so
-the socket becomes readable. The check here polls the socket without waiting (one ``poll``
-system call, about 0.5 µs) and treats anything readable, or a connection that is not idle, as
-unusable: Django then closes it and opens a new one for the request, as after a failed
-``SELECT 1``. A connection that could be healthy but has unread data (an asynchronous notice) is
-only replaced, never used wrongly.
+the socket becomes readable. The check here polls an idle connection's socket without waiting
+(one ``poll`` system call, about 0.5 µs) and treats anything readable as unusable: Django then
+closes the connection and opens a new one for the request, as after a failed ``SELECT 1``. A
+connection that could be healthy but has unread data (an asynchronous notice) is only replaced,
+never used wrongly. A connection that is not idle gets Django's ``SELECT 1`` as before.
 
 What the poll cannot see, a server that vanished without closing the socket, ``SELECT 1`` could
 not see either between its reply and the request's first query. After a database error inside a
@@ -50,7 +50,11 @@ class DatabaseWrapper(postgresql.DatabaseWrapper):
     """PostgreSQL as Django ships it, except the per-request health check (module docstring)."""
 
     def close_if_health_check_failed(self) -> None:
-        """Close the connection if :func:`connection_looks_open` says no; once per request."""
+        """Close the connection if :func:`connection_looks_open` says no; once per request.
+
+        A connection that is not idle (a transaction already under way, which a request never
+        starts with) gets Django's own check, ``SELECT 1``, instead.
+        """
         if (
             self.pool
             or self.connection is None
@@ -58,6 +62,9 @@ class DatabaseWrapper(postgresql.DatabaseWrapper):
             or self.health_check_done
         ):
             return
-        if not connection_looks_open(self.connection):
+        raw = self.connection
+        idle = not raw.closed and raw.pgconn.transaction_status == pq.TransactionStatus.IDLE
+        usable = connection_looks_open(raw) if idle else self.is_usable()
+        if not usable:
             self.close()
         self.health_check_done = True
