@@ -98,8 +98,13 @@ class Walker:
         return self.client.post(self.step_url, payload)
 
     def consent(self, agree: bool = True):
+        """Agree; or decline, then confirm on the page that asks again (the final response)."""
         self.page()
-        return self.post({"decision": "agree" if agree else "decline"})
+        if agree:
+            return self.post({"decision": "agree"})
+        asked = self.post({"decision": "decline"})
+        self.last_page = self.client.get(asked["Location"])
+        return self.post({"decision": "decline_confirmed"})
 
     def instructions(self):
         self.page()

@@ -57,10 +57,11 @@ class StepForm(forms.Form):
 
 
 class ConsentForm(StepForm):
-    """Consent decision: the button pressed, ``agree`` or ``decline``."""
+    """Consent decision: the button pressed, ``agree``, ``decline`` (asks to confirm) or
+    ``decline_confirmed`` (the confirmation's button, which ends the session)."""
 
     decision = forms.ChoiceField(
-        choices=[("agree", "agree"), ("decline", "decline")],
+        choices=[("agree", "agree"), ("decline", "decline"), ("decline_confirmed", "decline_confirmed")],
         error_messages={"required": "Please choose one of the two buttons below."},
     )
 

@@ -138,6 +138,10 @@ def step(request: HttpRequest, slug: str) -> HttpResponse:
     return _render_step(request, plan, participant)
 
 
+#: The query string of the consent page that asks a participant to confirm not taking part.
+CONFIRM_DECLINE = "confirm=decline"
+
+
 def _here(study: StudyPlan) -> HttpResponseRedirect:
     return HttpResponseRedirect(_step_url(study.slug))
 
@@ -197,9 +201,11 @@ def _post(request: HttpRequest, study: StudyPlan, participant: Participant) -> H
             form = ConsentForm(request.POST)
             if not form.is_valid():
                 return _refuse(request, study, participant, form, token)
-            p = services.consent_save(
-                participant=participant, agreed=form.cleaned_data["decision"] == "agree"
-            )
+            decision = form.cleaned_data["decision"]
+            if decision == "decline":
+                # One click must not end a paid study: the page asks again, nothing is saved.
+                return HttpResponseRedirect(f"{_step_url(study.slug)}?{CONFIRM_DECLINE}")
+            p = services.consent_save(participant=participant, agreed=decision == "agree")
             if p.status == Participant.Status.NO_CONSENT:
                 return redirect(completion_url(study.no_consent_code))
         elif step_ == Participant.Step.INSTRUCTIONS:
@@ -285,6 +291,7 @@ def _render_step(request: HttpRequest, study: StudyPlan, participant: Participan
         return render(request, "participation/done.html", ctx)
     if step_ == Participant.Step.CONSENT:
         ctx["form"] = _bound(ConsentForm, draft, token)
+        ctx["confirm_decline"] = request.META.get("QUERY_STRING") == CONFIRM_DECLINE
         return render(request, "participation/consent.html", ctx)
     if step_ == Participant.Step.INSTRUCTIONS:
         ctx.update(

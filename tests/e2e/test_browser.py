@@ -157,3 +157,37 @@ def test_back_button_resubmit_stores_no_second_answer(page, live_server, live_de
     assert TaskResponse.objects.get(participant=participant, position=1).answer == (
         "First answer to task 1."
     )
+
+
+def test_decline_asks_again_by_keyboard_and_back_returns_to_the_consent_form(
+    page, live_server, live_demo_study
+):
+    """A misclicked 'I do not agree' only asks; 'Back to the consent form' and the browser's
+    Back both return to the form, and nothing is saved until the confirmation is pressed
+    (all by keyboard)."""
+    study = live_demo_study
+    pid = enter(page, live_server.url, study.slug)
+    decline = page.get_by_role("button", name="I do not agree")
+    decline.focus()
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("heading", name="Not taking part?")).to_be_focused()
+    participant = Participant.objects.get(prolific_pid=pid)
+    assert participant.status == Participant.Status.IN_PROGRESS and participant.finished_at is None
+
+    page.get_by_role("link", name="Back to the consent form").focus()
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("button", name="I agree and want to take part")).to_be_visible()
+    page.go_back()
+    expect(page.get_by_role("heading", name="Not taking part?")).to_be_visible()
+    page.reload()
+    expect(page.get_by_role("heading", name="Not taking part?")).to_be_visible()
+
+    confirm = page.get_by_role("button", name="Yes, I do not agree: end the study")
+    confirm.focus()
+    # The request to Prolific is what matters. Playwright's offline route for Prolific did not
+    # catch the navigation that Space on the button started (a click's is caught), so the
+    # page's arrival there is not waited for.
+    with page.expect_request(f"{PROLIFIC_COMPLETE}?cc={study.no_consent_code}"):
+        page.keyboard.press("Space")
+    participant.refresh_from_db()
+    assert participant.status == Participant.Status.NO_CONSENT and participant.finished_at

@@ -241,13 +241,40 @@ def test_forms_are_distinct_per_step_and_never_restored(walker, demo_study):
 
 
 def test_declining_consent_returns_with_no_consent_code(walker, demo_study):
-    """Declining consent ends the session and redirects with the no-consent code."""
+    """Declining consent, confirmed, ends the session and redirects with the no-consent code."""
     walker.enter()
     response = walker.consent(agree=False)
     assert _cc(response) == demo_study.no_consent_code
     p = Participant.objects.get()
     assert p.status == Participant.Status.NO_CONSENT and p.finished_at
     assert demo_study.no_consent_code in walker.page().content.decode()
+
+
+def test_one_click_on_decline_asks_again_and_changes_nothing(walker, demo_study):
+    """'I do not agree' shows a confirmation (nothing saved); 'Back to the consent form' and
+    agreeing afterwards still work; a stale confirmation is ignored once consented."""
+    walker.enter()
+    walker.page()
+    consent_token = walker.token()
+    asked = walker.post({"decision": "decline"})
+    assert asked.status_code == 302 and asked["Location"].endswith("/step/?confirm=decline")
+    p = Participant.objects.get()
+    assert p.status == Participant.Status.IN_PROGRESS and p.step == Participant.Step.CONSENT
+    assert p.finished_at is None
+    page = walker.client.get(asked["Location"]).content.decode()
+    assert "Not taking part?" in page and 'value="decline_confirmed"' in page
+    assert 'href="/s/' in page and "Back to the consent form" in page
+    assert 'value="agree"' not in page
+    plain = walker.page().content.decode()  # the Back link: the consent form again
+    assert 'value="agree"' in plain and "Not taking part?" not in plain
+    walker.post({"decision": "agree"})
+    p.refresh_from_db()
+    assert p.step == Participant.Step.INSTRUCTIONS and p.consented_at
+    # The confirmation's button from the old page, pressed after agreeing: ignored.
+    stale = walker.post({"decision": "decline_confirmed"}, token=consent_token)
+    assert stale.status_code == 302 and stale["Location"].endswith("/step/")
+    p.refresh_from_db()
+    assert p.status == Participant.Status.IN_PROGRESS and p.step == Participant.Step.INSTRUCTIONS
 
 
 def test_failed_check_continues_and_flags_by_default(walker, demo_study):
