@@ -15,6 +15,7 @@ from playwright.sync_api import Page, expect
 from spotlight_study.annotation.models import Annotation, AnnotationRevision, Assignment
 
 from ..conftest import Walker
+from .keyboard import focus_nothing
 
 pytestmark = pytest.mark.browser
 
@@ -97,7 +98,7 @@ def test_hotkeys_skip_and_two_tab_conflict(page, live_server, live_demo_study):
     expect(page.locator("details.texts")).not_to_have_attribute("open", "")
     first = page.locator("#item-id").inner_text()
 
-    page.locator("body").click()
+    focus_nothing(page)
     for key in ("1", "4", "6"):
         page.keyboard.press(key)
     expect(page.locator("#id_identified_0")).to_be_checked()  # 1: identified yes
@@ -112,7 +113,7 @@ def test_hotkeys_skip_and_two_tab_conflict(page, live_server, live_demo_study):
     second = page.locator("#item-id").inner_text()
     assert second != first
 
-    page.locator("body").click()
+    focus_nothing(page)
     page.keyboard.press("s")
     expect(page.locator(".messages")).to_contain_text("Skipped.")
     third = page.locator("#item-id").inner_text()
@@ -123,7 +124,7 @@ def test_hotkeys_skip_and_two_tab_conflict(page, live_server, live_demo_study):
     tab_b = page.context.new_page()
     tab_b.goto(item_url)
     page.goto(item_url)
-    page.locator("body").click()
+    focus_nothing(page)
     page.keyboard.press("2")
     page.get_by_role("button", name="Save", exact=True).click()
     expect(page.locator(".messages")).to_contain_text("Saved.")

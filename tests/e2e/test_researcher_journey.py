@@ -25,6 +25,7 @@ from spotlight_study.participation.models import Participant, TaskResponse
 from spotlight_study.studies.models import Setting, Study
 
 from .conftest import DEMO_STUDY_FILE
+from .keyboard import focus_nothing
 
 pytestmark = pytest.mark.browser
 
@@ -98,7 +99,7 @@ def _label_queue(page: Page, base_url: str, *, hotkeys: bool, disagree_first: bo
         if disagree_first and not labeled:
             surface = not surface
         if hotkeys:
-            page.locator("body").click()
+            focus_nothing(page)
             keys = ("1" if identified else "2", "3" if surface else "4")
             for key in (*keys, "5" if no_difference else "6"):
                 page.keyboard.press(key)
