@@ -129,17 +129,40 @@ def percent_agreement(ratings: Ratings) -> Statistic:
     Statistic
         In 0..1; undefined if no item has two ratings.
     """
-    rows = validate_ratings(ratings)
-    n_items = len(rows[0])
-    paired = agreeing = 0
-    for i in range(n_items):
-        values = [r[i] for r in rows if r[i] is not None]
-        if len(values) < 2:
-            continue
-        paired += 1
-        agreeing += len(set(values)) == 1
+    return _percent_agreement(_coded(validate_ratings(ratings)))
+
+
+def _coded(rows: list[list]) -> np.ndarray:
+    """Checked rows as an int array of shape (n_annotators, n_items): a code per distinct value
+    (any order), ``-1`` where a rating is missing. The statistics below work on it with numpy;
+    each recodes the values it uses in order of first appearance, as :func:`value_codes` does,
+    so that the libraries see exactly the codes they always saw."""
+    codes = value_codes(v for r in rows for v in r if v is not None)
+    return np.array([[-1 if v is None else codes[v] for v in r] for r in rows], dtype=np.int64).reshape(
+        len(rows), len(rows[0]) if rows else 0
+    )
+
+
+def _first_appearance(codes: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, int]:
+    """A look-up table from the codes of :func:`_coded` to 0, 1, ... in the order in which they
+    first appear in ``order`` (a 1-D array of codes, none missing), and how many there are."""
+    distinct, first = np.unique(order, return_index=True)
+    lookup = np.full(int(codes.max(initial=0)) + 1, -1, dtype=np.int64)
+    lookup[distinct[np.argsort(first, kind="stable")]] = np.arange(len(distinct))
+    return lookup, len(distinct)
+
+
+def _percent_agreement(coded: np.ndarray) -> Statistic:
+    """:func:`percent_agreement` of :func:`_coded` ratings."""
+    rated = coded >= 0
+    pairable = rated.sum(axis=0) >= 2
+    paired = int(pairable.sum())
     if paired == 0:
         return undefined("no item has two ratings")
+    values, present = coded[:, pairable], rated[:, pairable]
+    highest = np.where(present, values, -1).max(axis=0)
+    lowest = np.where(present, values, np.iinfo(np.int64).max).min(axis=0)
+    agreeing = int((highest == lowest).sum())
     return Statistic(agreeing / paired)
 
 
@@ -168,20 +191,25 @@ def cohen_kappa(ratings: Ratings) -> Statistic:
     J. Cohen (1960). A coefficient of agreement for nominal scales. Educational and Psychological
     Measurement 20(1), 37-46.
     """
+    return _cohen_kappa(_coded(validate_ratings(ratings)))
+
+
+def _cohen_kappa(coded: np.ndarray) -> Statistic:
+    """:func:`cohen_kappa` of :func:`_coded` ratings."""
     from sklearn.metrics import cohen_kappa_score
 
-    rows = [r for r in validate_ratings(ratings) if any(v is not None for v in r)]
+    rows = coded[(coded >= 0).any(axis=1)]
     if len(rows) != 2:
         return undefined(f"needs exactly two annotators, there are {len(rows)}")
-    pairs = [(a, b) for a, b in zip(*rows, strict=True) if a is not None and b is not None]
-    if not pairs:
+    both = (rows[0] >= 0) & (rows[1] >= 0)
+    if not both.any():
         return undefined("the two annotators labeled no item in common")
-    codes = value_codes(v for pair in pairs for v in pair)
-    if len(codes) < 2:
+    a, b = rows[0][both], rows[1][both]
+    # First appearance over the pairs (a1, b1, a2, b2, ...).
+    lookup, n_values = _first_appearance(coded, np.column_stack((a, b)).ravel())
+    if n_values < 2:
         return undefined("every shared rating has the same value")
-    y1 = [codes[a] for a, _ in pairs]
-    y2 = [codes[b] for _, b in pairs]
-    value = float(cohen_kappa_score(y1, y2))
+    value = float(cohen_kappa_score(lookup[a].tolist(), lookup[b].tolist()))
     if math.isnan(value):  # pragma: no cover - excluded by the single-value check above
         return undefined("chance agreement is 1")
     return Statistic(value)
@@ -210,19 +238,24 @@ def krippendorff_alpha(ratings: Ratings) -> Statistic:
     ----------
     K. Krippendorff (2011). Computing Krippendorff's Alpha-Reliability.
     """
+    return _krippendorff_alpha(_coded(validate_ratings(ratings)))
+
+
+def _krippendorff_alpha(coded: np.ndarray) -> Statistic:
+    """:func:`krippendorff_alpha` of :func:`_coded` ratings."""
     import krippendorff
 
-    rows = validate_ratings(ratings)
-    n_items = len(rows[0])
-    pairable = [i for i in range(n_items) if sum(r[i] is not None for r in rows) >= 2]
-    if not pairable:
+    pairable = (coded >= 0).sum(axis=0) >= 2
+    if not pairable.any():
         return undefined("no item has two ratings")
-    codes = value_codes(r[i] for r in rows for i in pairable if r[i] is not None)
-    if len(codes) < 2:
+    values = coded[:, pairable]
+    present = values >= 0
+    # First appearance row by row over the pairable items.
+    lookup, n_values = _first_appearance(coded, values[present])
+    if n_values < 2:
         return undefined("every rating on items with two ratings has the same value")
-    data = np.array(
-        [[np.nan if r[i] is None else codes[r[i]] for i in pairable] for r in rows], dtype=float
-    )
+    data = np.where(present, lookup[np.maximum(values, 0)], -1).astype(float)
+    data[~present] = np.nan
     value = float(krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"))
     if math.isnan(value):  # pragma: no cover - excluded by the checks above
         return undefined("expected disagreement is zero")
@@ -252,15 +285,15 @@ def agreement(ratings: Ratings) -> Agreement:
     >>> a.n_items, a.percent_agreement.value
     (2, 0.5)
     """
-    rows = validate_ratings(ratings)
-    n_items = len(rows[0])
+    coded = _coded(validate_ratings(ratings))  # checked and coded once, for all three
+    rated = coded >= 0
     return Agreement(
-        n_items=sum(1 for i in range(n_items) if sum(r[i] is not None for r in rows) >= 2),
-        n_annotators=sum(1 for r in rows if any(v is not None for v in r)),
-        n_ratings=sum(v is not None for r in rows for v in r),
-        percent_agreement=percent_agreement(rows),
-        cohen_kappa=cohen_kappa(rows),
-        krippendorff_alpha=krippendorff_alpha(rows),
+        n_items=int((rated.sum(axis=0) >= 2).sum()),
+        n_annotators=int(rated.any(axis=1).sum()),
+        n_ratings=int(rated.sum()),
+        percent_agreement=_percent_agreement(coded),
+        cohen_kappa=_cohen_kappa(coded),
+        krippendorff_alpha=_krippendorff_alpha(coded),
     )
 
 
@@ -396,7 +429,4 @@ def tag_presence(
 
 def value_codes(values: Iterable[Hashable]) -> dict[Hashable, int]:
     """Integer codes for the distinct values, in order of first appearance."""
-    codes: dict[Hashable, int] = {}
-    for v in values:
-        codes.setdefault(v, len(codes))
-    return codes
+    return {v: i for i, v in enumerate(dict.fromkeys(values))}
