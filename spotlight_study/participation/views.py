@@ -195,69 +195,92 @@ def _post(request: HttpRequest, study: StudyPlan, participant: Participant) -> H
     if posted != token or participant.status != Participant.Status.IN_PROGRESS:
         messages.info(request, services.STALE_MESSAGE)
         return _here(study)
+    handler = _POST_HANDLERS.get(participant.step)
     try:
-        step_ = participant.step
-        if step_ == Participant.Step.CONSENT:
-            form = ConsentForm(request.POST)
-            if not form.is_valid():
-                return _refuse(request, study, participant, form, token)
-            decision = form.cleaned_data["decision"]
-            if decision == "decline":
-                # One click must not end a paid study: the page asks again, nothing is saved.
-                return HttpResponseRedirect(f"{_step_url(study.slug)}?{CONFIRM_DECLINE}")
-            p = services.consent_save(participant=participant, agreed=decision == "agree")
-            if p.status == Participant.Status.NO_CONSENT:
-                return redirect(completion_url(study.no_consent_code))
-        elif step_ == Participant.Step.INSTRUCTIONS:
-            if StepForm(request.POST).is_valid():
-                services.instructions_save(participant=participant)
-        elif step_ in (Participant.Step.TRAINING, Participant.Step.TASK):
-            _, _, position = services.current_task(participant, study)
-            form = AnswerForm(
-                request.POST,
-                position=position,
-                min_chars=study.min_answer_chars,
-                max_chars=study.max_answer_chars,
-            )
-            if not form.is_for_this_page():
-                # The token is current but the text box is another step's (a form restored or
-                # rebuilt by the browser): never read it as this step's answer.
-                messages.info(request, services.STALE_MESSAGE)
-                return _here(study)
-            if not form.is_valid():
-                return _refuse(request, study, participant, form, token)
-            try:
-                services.answer_save(
-                    participant=participant,
-                    plan=study,
-                    answer=form.answer_text(),
-                    telemetry=form.cleaned_data["client_events"],
-                )
-            except InvalidAnswer as exc:
-                return _refuse(request, study, participant, form, token, str(exc))
-        elif step_ == Participant.Step.SURVEY:
-            form = SurveyForm(
-                request.POST, survey=study.survey, conditions=participant_conditions(participant)
-            )
-            if not form.is_valid():
-                return _refuse(
-                    request, study, participant, form, token, "Please check the questions marked below."
-                )
-            try:
-                services.survey_save(
-                    participant=participant,
-                    plan=study,
-                    responses=form.responses(),
-                    comment=form.cleaned_data["comment"],
-                )
-            except InvalidAnswer as exc:
-                return _refuse(request, study, participant, form, token, str(exc))
-            return redirect(completion_url(study.completion_code))
+        response = handler(request, study, participant, token) if handler else None
     except StaleStep as exc:
         messages.info(request, str(exc))
+        response = None
     # Also after a failed instruction check under the "end" policy: the done page explains why
     # the study ends before the participant returns to Prolific with the failed-check code.
-    return _here(study)
+    return response or _here(study)
+
+
+def _post_consent(request, study: StudyPlan, participant: Participant, token: str):
+    """The consent decision; ``None`` to go on to the next step's page."""
+    form = ConsentForm(request.POST)
+    if not form.is_valid():
+        return _refuse(request, study, participant, form, token)
+    decision = form.cleaned_data["decision"]
+    if decision == "decline":
+        # One click must not end a paid study: the page asks again, nothing is saved.
+        return HttpResponseRedirect(f"{_step_url(study.slug)}?{CONFIRM_DECLINE}")
+    p = services.consent_save(participant=participant, agreed=decision == "agree")
+    if p.status == Participant.Status.NO_CONSENT:
+        return redirect(completion_url(study.no_consent_code))
+    return None
+
+
+def _post_instructions(request, study: StudyPlan, participant: Participant, token: str):
+    """The instructions' Continue; ``None`` to go on to the training task."""
+    if StepForm(request.POST).is_valid():
+        services.instructions_save(participant=participant)
+    return None
+
+
+def _post_answer(request, study: StudyPlan, participant: Participant, token: str):
+    """A training or main task's answer; ``None`` to go on to the next step's page."""
+    _, _, position = services.current_task(participant, study)
+    form = AnswerForm(
+        request.POST,
+        position=position,
+        min_chars=study.min_answer_chars,
+        max_chars=study.max_answer_chars,
+    )
+    if not form.is_for_this_page():
+        # The token is current but the text box is another step's (a form restored or
+        # rebuilt by the browser): never read it as this step's answer.
+        messages.info(request, services.STALE_MESSAGE)
+        return None
+    if not form.is_valid():
+        return _refuse(request, study, participant, form, token)
+    try:
+        services.answer_save(
+            participant=participant,
+            plan=study,
+            answer=form.answer_text(),
+            telemetry=form.cleaned_data["client_events"],
+        )
+    except InvalidAnswer as exc:
+        return _refuse(request, study, participant, form, token, str(exc))
+    return None
+
+
+def _post_survey(request, study: StudyPlan, participant: Participant, token: str):
+    """The survey; on success the redirect to Prolific with the completion code."""
+    form = SurveyForm(request.POST, survey=study.survey, conditions=participant_conditions(participant))
+    if not form.is_valid():
+        return _refuse(request, study, participant, form, token, "Please check the questions marked below.")
+    try:
+        services.survey_save(
+            participant=participant,
+            plan=study,
+            responses=form.responses(),
+            comment=form.cleaned_data["comment"],
+        )
+    except InvalidAnswer as exc:
+        return _refuse(request, study, participant, form, token, str(exc))
+    return redirect(completion_url(study.completion_code))
+
+
+#: The POST handler of each step; a step without one (done) only goes back to its page.
+_POST_HANDLERS = {
+    Participant.Step.CONSENT: _post_consent,
+    Participant.Step.INSTRUCTIONS: _post_instructions,
+    Participant.Step.TRAINING: _post_answer,
+    Participant.Step.TASK: _post_answer,
+    Participant.Step.SURVEY: _post_survey,
+}
 
 
 def _bound(form_class, draft: dict | None, token: str, **kwargs):
