@@ -91,8 +91,11 @@ def test_a_bad_token_is_401(demo_study):
 
 
 def test_swagger_ui_is_staff_only(client, demo_study):
-    """Swagger UI: anonymous 401, annotator 403, staff 200 with the page."""
-    assert client.get("/api/docs/").status_code == 401
+    """Swagger UI: anonymous to the login page (and back), annotator 403, staff 200 with the page."""
+    anonymous = client.get("/api/docs/")
+    assert anonymous.status_code == 302
+    assert anonymous["Location"] == "/accounts/login/?next=/api/docs/"
+    assert client.get("/api/docs/?script").status_code == 401
     client.force_login(make_user("ui-annotator", "annotators"))
     assert client.get("/api/docs/").status_code == 403
     client.force_login(make_user("ui-staff", staff=True))

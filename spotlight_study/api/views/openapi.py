@@ -1,7 +1,9 @@
 """The OpenAPI schema of the researcher API and Swagger UI over it."""
 from __future__ import annotations
 
+from django.contrib.auth.views import redirect_to_login
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+from rest_framework.exceptions import NotAuthenticated
 from rest_framework.renderers import JSONRenderer
 
 
@@ -34,3 +36,11 @@ class DocsView(SpectacularSwaggerSplitView):
 
     template_name = "api/swagger_ui.html"
     url_name = "api:schema"
+
+    def handle_exception(self, exc):
+        """A visitor who is not logged in is sent to the login page (and back here after it),
+        as the other staff pages do; a logged-in user without the staff role still gets the
+        API's 403. Script requests (``?script``) keep the API's 401."""
+        if isinstance(exc, NotAuthenticated) and "script" not in self.request.GET:
+            return redirect_to_login(self.request.get_full_path())
+        return super().handle_exception(exc)
