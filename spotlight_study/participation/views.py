@@ -260,7 +260,9 @@ def _post_survey(request, study: StudyPlan, participant: Participant, token: str
     """The survey; on success the redirect to Prolific with the completion code."""
     form = SurveyForm(request.POST, survey=study.survey, conditions=participant_conditions(participant))
     if not form.is_valid():
-        return _refuse(request, study, participant, form, token, "Please check the questions marked below.")
+        # No one-off message: the page says so itself while the kept draft has errors, so the
+        # summary survives a reload as the per-question errors do (survey.html).
+        return _refuse(request, study, participant, form, token)
     try:
         services.survey_save(
             participant=participant,

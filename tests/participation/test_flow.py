@@ -320,6 +320,10 @@ def test_incomplete_survey_keeps_answers_and_stores_nothing(walker, demo_study):
     assert "hello" in html
     assert 'value="5" required id="id_c__pattern__ease_4" checked' in html
     assert not SurveyAnswer.objects.exists()
+    # A reload keeps the summary with the marked questions (it once vanished with the message).
+    again = walker.page().content.decode()
+    assert again.count("Please check the questions marked below") == 1
+    assert "Please choose one option." in again and "hello" in again
 
 
 def test_pid_takes_part_once_per_study(client, demo_study):
