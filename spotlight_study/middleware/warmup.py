@@ -28,10 +28,11 @@ _EXTRA_TEMPLATES = ("base.html", "400.html", "403.html", "404.html")
 
 # Libraries that views import lazily and that take seconds to import: the launch check on the
 # study dashboard tokenizes pattern texts with spaCy; the sample-size planner, the analysis and
-# the annotation overview load pandas, scipy and statsmodels through analysis/. Imported here
-# so that a researcher's first dashboard view in each worker does not wait for them (found in a
+# the annotation overview load pandas, scipy and statsmodels through analysis/, and its
+# agreement statistics scikit-learn (0.6 s) and krippendorff. Imported here so that a
+# researcher's first dashboard or overview in each worker does not wait for them (found in a
 # fresh-clone tryout: 3-9 s per worker), while the participant path still never imports them.
-_HEAVY_MODULES = ("spacy", "analysis.stats", "analysis.run")
+_HEAVY_MODULES = ("spacy", "analysis.stats", "analysis.run", "sklearn.metrics", "krippendorff")
 _warmed = False
 
 

@@ -69,3 +69,7 @@ def test_warm_up_loads_the_urlconf_and_leaves_the_chain():
     from django.urls import get_resolver
 
     assert "participation" in get_resolver().namespace_dict
+    import sys
+
+    # The overview's agreement libraries, so that a worker's first overview does not import them.
+    assert {"sklearn.metrics", "krippendorff"} <= set(sys.modules)
