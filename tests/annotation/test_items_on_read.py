@@ -43,17 +43,27 @@ def test_import_labels_works_with_ids_from_the_export_before_anyone_annotated(
     demo_study, answered, tmp_path
 ):
     """Downloading final_labels.csv, labeling it and import_labels work from the first answer."""
-    out = tmp_path / "export"
-    call_command("export_annotations", demo_study.slug, "--out", str(out))
-    with open(out / "final_labels.csv", encoding="utf-8", newline="") as fh:
-        ids = [row["item"] for row in csv.DictReader(fh)]
+    ids = _exported_ids(demo_study, tmp_path)
     assert len(ids) == 6
+    _import_as_spreadsheet(demo_study, tmp_path, ids)
+    assert Annotation.objects.filter(annotator__username="spreadsheet").count() == 6
+
+
+def _exported_ids(study, tmp_path) -> list[str]:
+    """The item column of final_labels.csv from export_annotations, as the file has it."""
+    out = tmp_path / "export"
+    call_command("export_annotations", study.slug, "--out", str(out))
+    with open(out / "final_labels.csv", encoding="utf-8", newline="") as fh:
+        return [row["item"] for row in csv.DictReader(fh)]
+
+
+def _import_as_spreadsheet(study, tmp_path, ids: list[str]) -> None:
+    """import_labels of a file labelling every id in ``ids`` alike, as annotator 'spreadsheet'."""
     lines = ["item,identified,surface_difference,no_difference,exclusion"]
     lines += [f"{pid},1,0,0,none" for pid in ids]
     path = tmp_path / "labels.csv"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    call_command("import_labels", demo_study.slug, str(path), "--annotator", "spreadsheet")
-    assert Annotation.objects.filter(annotator__username="spreadsheet").count() == 6
+    call_command("import_labels", study.slug, str(path), "--annotator", "spreadsheet")
 
 
 def test_import_labels_takes_ids_as_the_formula_safe_export_writes_them(
@@ -64,22 +74,14 @@ def test_import_labels_takes_ids_as_the_formula_safe_export_writes_them(
     Ids made since then never begin with '-', but older ones may (1 in 64 did), and CI once drew
     one at random.
     """
-    call_command("export_annotations", demo_study.slug, "--out", str(tmp_path / "first"))
+    call_command("export_annotations", demo_study.slug, "--out", str(tmp_path / "first"))  # makes the items
     first, second = Item.objects.order_by("pk")[:2]
     Item.objects.filter(pk=first.pk).update(public_id="-older-id-dash1")
     Item.objects.filter(pk=second.pk).update(public_id="-older-id-dash2")
-    out = tmp_path / "export"
-    call_command("export_annotations", demo_study.slug, "--out", str(out))
-    with open(out / "final_labels.csv", encoding="utf-8", newline="") as fh:
-        ids = [row["item"] for row in csv.DictReader(fh)]
+    ids = _exported_ids(demo_study, tmp_path)
     assert "'-older-id-dash1" in ids
     # One as the file has it, one as a spreadsheet saves it (the mark dropped).
-    ids = [i.replace("'-older-id-dash2", "-older-id-dash2") for i in ids]
-    lines = ["item,identified,surface_difference,no_difference,exclusion"]
-    lines += [f"{pid},1,0,0,none" for pid in ids]
-    path = tmp_path / "labels.csv"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    call_command("import_labels", demo_study.slug, str(path), "--annotator", "spreadsheet")
+    _import_as_spreadsheet(demo_study, tmp_path, [i.replace("'-older-id-dash2", "-older-id-dash2") for i in ids])
     assert Annotation.objects.filter(annotator__username="spreadsheet").count() == 6
     assert Annotation.objects.filter(item__public_id__startswith="-").count() == 2
 
