@@ -183,6 +183,17 @@ def test_decline_asks_again_by_keyboard_and_back_returns_to_the_consent_form(
     expect(page.get_by_role("heading", name="Not taking part?")).to_be_visible()
 
     confirm = page.get_by_role("button", name="Yes, I do not agree: end the study")
+    # On a phone the two choices stack; they must not touch, or a slip hits the other one.
+    page.set_viewport_size({"width": 390, "height": 844})
+    boxes = [page.get_by_role("link", name="Back to the consent form").bounding_box(),
+             confirm.bounding_box()]
+    if abs(boxes[0]["y"] - boxes[1]["y"]) < 1:  # side by side
+        left, right = sorted(boxes, key=lambda b: b["x"])
+        gap = right["x"] - (left["x"] + left["width"])
+    else:
+        upper, lower = sorted(boxes, key=lambda b: b["y"])
+        gap = lower["y"] - (upper["y"] + upper["height"])
+    assert gap >= 8, boxes
     confirm.focus()
     # The request to Prolific is what matters. Playwright's offline route for Prolific did not
     # catch the navigation that Space on the button started (a click's is caught), so the
