@@ -59,6 +59,52 @@ def _slots(connection, params, sentinels: dict[str, Any]) -> list[tuple | None]:
     return slots
 
 
+# --- the cursor --------------------------------------------------------------------------------
+_ROWS, _ONE, _ROWCOUNT = "rows", "one", "rowcount"
+_REUSED_CURSOR = "_compiled_sql_cursor"
+
+
+def _statement_cursor(connection) -> tuple[Any, bool]:
+    """Django's cursor wrapper for one statement, and whether the caller must close it.
+
+    ``connection.cursor()`` builds a new driver cursor and wrapper for every statement: about 30
+    µs of CPU on PostgreSQL (psycopg's cursor and its adapters), a third of what a participant
+    read costs in all (docs/performance.md, part 5). Here the wrapper is kept on the connection and
+    reused while the same driver connection lasts; everything else ``cursor()`` does still runs
+    (the per-request health check, reconnecting a closed connection, the thread check), and
+    ``CursorWrapper.execute`` still applies Django's execute wrappers and error translation.
+
+    A new cursor, closed after use, is made instead while queries are logged (``DEBUG``, or a
+    test capturing them: Django's debug wrapper records them) and while the connection is shared
+    between threads (tests with a live server), where two threads must not share one cursor.
+    """
+    if connection.queries_logged or connection.allow_thread_sharing:
+        return connection.cursor(), True
+    connection.close_if_health_check_failed()
+    cached = connection.__dict__.get(_REUSED_CURSOR)
+    if cached is not None and cached[0] is connection.connection is not None:
+        connection.validate_thread_sharing()
+        return cached[1], False
+    cursor = connection.cursor()
+    connection.__dict__[_REUSED_CURSOR] = (connection.connection, cursor)
+    return cursor, False
+
+
+def _run(connection, sql: str, args: list, result: str) -> Any:
+    """Execute ``sql`` with ``args``; return all rows, the first row or the row count."""
+    cursor, owned = _statement_cursor(connection)
+    try:
+        cursor.execute(sql, args)
+        if result == _ROWS:
+            return cursor.fetchall()
+        if result == _ONE:
+            return cursor.fetchone()
+        return cursor.rowcount
+    finally:
+        if owned:
+            cursor.close()
+
+
 class PreparedQuery:
     """A read whose SQL is compiled on first use and reused with new values.
 
@@ -119,9 +165,7 @@ class PreparedQuery:
             for param, slot in zip(params, slots)
         ]
         connection = connections[using]
-        with connection.cursor() as cursor:
-            cursor.execute(sql, args)
-            rows = cursor.fetchall()
+        rows = _run(connection, sql, args, _ROWS)
         instances = []
         for row in rows:
             if converters:
@@ -191,10 +235,8 @@ def fields_save(instance: Model, fields: list[str] | tuple[str, ...], *, using: 
             raise ValueError(f"{model.__name__}.{f.name} is deferred and has no new value to save.")
     args = [f.get_db_prep_save(f.pre_save(instance, False), connection) for f in targets]
     args.append(pk.get_db_prep_value(instance.pk, connection))
-    with connection.cursor() as cursor:
-        cursor.execute(sql, args)
-        if cursor.rowcount == 0:
-            raise DatabaseError("Save with update_fields did not affect any rows.")
+    if _run(connection, sql, args, _ROWCOUNT) == 0:
+        raise DatabaseError("Save with update_fields did not affect any rows.")
 
 
 class PreparedUpdate:
@@ -235,9 +277,7 @@ class PreparedUpdate:
         sql, targets, keys = compiled
         args = [f.get_db_prep_save(values[f.name], connection) for f in targets]
         args += [f.get_db_prep_value(where[f.name], connection) for f in keys]
-        with connection.cursor() as cursor:
-            cursor.execute(sql, args)
-            return cursor.rowcount
+        return _run(connection, sql, args, _ROWCOUNT)
 
 
 def _insert_statement(connection, model: type[Model], n_rows: int, returning: bool) -> tuple:
@@ -274,10 +314,9 @@ def rows_insert(instances: list[Model], *, using: str = DEFAULT_DB_ALIAS, return
         raise ValueError("returning_pk needs one instance and a database with INSERT ... RETURNING.")
     sql, targets = _insert_statement(connection, model, len(instances), returning_pk)
     args = [f.get_db_prep_save(f.pre_save(obj, True), connection) for obj in instances for f in targets]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, args)
-        if returning_pk:
-            instances[0].pk = cursor.fetchone()[0]
+    row = _run(connection, sql, args, _ONE if returning_pk else _ROWCOUNT)
+    if returning_pk:
+        instances[0].pk = row[0]
     for obj in instances:
         obj._state.adding = False
         obj._state.db = using
@@ -335,9 +374,7 @@ class PreparedUpsert:
             compiled = self._compiled[using] = self._compile(connection)
         sql, targets, returned = compiled
         args = [f.get_db_prep_save(f.pre_save(instance, True), connection) for f in targets]
-        with connection.cursor() as cursor:
-            cursor.execute(sql, args)
-            row = cursor.fetchone()
+        row = _run(connection, sql, args, _ONE)
         if row is None:
             return None
         converters = returned.get_db_converters(connection)
