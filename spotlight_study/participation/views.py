@@ -20,7 +20,6 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 
 from spotlight_study.errors import error_context
@@ -31,6 +30,7 @@ from .binding import bound_participant_id, participant_bind
 from .errors import ArrivalRefused, InvalidAnswer, StaleStep, StudyNotOpen
 from .forms import AnswerForm, ConsentForm, EntryForm, StepForm, SurveyForm
 from .fragments import survey_radios_html
+from .http_caching import participant_never_cache
 from .models import Participant
 from .ratelimit import arrival_admit
 from .selectors import (
@@ -57,7 +57,7 @@ def _no_session(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @require_GET
-@never_cache
+@participant_never_cache
 def entry(request: HttpRequest, slug: str) -> HttpResponse:
     """Arrival from Prolific: validate the IDs, assign a cell (or resume), bind the browser.
 
@@ -114,7 +114,7 @@ def entry(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @require_http_methods(["GET", "POST"])
-@never_cache
+@participant_never_cache
 def step(request: HttpRequest, slug: str) -> HttpResponse:
     """The participant's current step: GET renders it, POST submits it and always redirects.
 
