@@ -90,3 +90,23 @@ def test_survey_radios_match_the_radio_select_widget(walker, demo_study):
     page = _RADIOGROUP_ARIA.sub("", page)
     for name in names:
         _assert_rendered(page, bound[name])
+
+
+def test_survey_forms_share_their_question_fields_but_not_their_data(demo_study):
+    """Two survey forms of one plan share the question fields (built once), each has its own
+    comment field, and each validates its own data; another order of conditions has its own."""
+    from spotlight_study.studies.plan import study_plan_of
+
+    survey = study_plan_of(demo_study).survey
+    first = SurveyForm({"token": "t"}, survey=survey, conditions=["pattern", "no_pattern"])
+    names = [n for n in first.fields if n.startswith(("c__", "b__"))]
+    second = SurveyForm({"token": "t", **{n: "2" for n in names}}, survey=survey,
+                        conditions=["pattern", "no_pattern"])
+    assert names and all(first.fields[n] is second.fields[n] for n in names)
+    assert first.fields["comment"] is not second.fields["comment"]
+    assert list(second.fields)[-1] == "comment"
+    assert not first.is_valid() and set(first.errors) == set(names)
+    assert second.is_valid() and set(second.responses().values()) == {2}
+    reversed_order = SurveyForm(initial={"token": "t"}, survey=survey, conditions=["no_pattern", "pattern"])
+    assert reversed_order.sections[0]["names"][0].startswith("c__no_pattern__")
+    assert first.sections[0]["names"][0].startswith("c__pattern__")
