@@ -11,15 +11,20 @@ overrides it. Every setting can be changed from the environment without editing 
 - ``GUNICORN_TIMEOUT``: seconds before a silent worker is killed and replaced.
 
 Chosen by measurement (``bench/load.py``, 2-CPU machine, see bench/README.md "gunicorn
-configuration" for the tables): sync workers, ``CPUs + 1`` of them, preloaded. After the hot-path
-work (2026-12-01, N=400, C=50, two runs each, quiet machine) 3 workers cost 25.2-25.5 ms of server
-CPU per flow on SQLite and 37.8-43.7 ms on PostgreSQL, against 23.6-30.1 and 46.7-48.0 ms for the
-earlier 2 x CPUs + 1 (5): once a request costs about 2 ms, every process more than the CPUs need
-only adds context switches and cache misses. The one more than the CPUs keeps them busy while a
-worker waits for PostgreSQL. The app is CPU-bound Python (the GIL makes threads no faster than
-processes for it). ``gthread`` adds keep-alive but cost more CPU per request (its event loop and
-thread hand-off) and had the worse tail latency. ``--preload`` imports Django once instead of
-once per worker: faster start and less memory, the same CPU per request.
+configuration" for the tables): sync workers, one per CPU (at least 2), preloaded. Once the
+hot-path work had made a request cost about 1.5 ms, the measurement of 2026-12-01 21:40 UTC
+(N=400, C=50, two runs each, alternating, quiet machine) gave 23.6-23.8 ms of server CPU per
+flow on PostgreSQL with 2 workers against 25.5-25.6 ms with 3 (CPUs + 1, the earlier choice),
+at the same 61-63 flows/s and a p99 of 87-91 against 90-96 ms; on SQLite 18.0-18.1 against
+18.8 ms, with 70-71 against 74-75 flows/s. A worker more than the CPUs adds context switches and
+cache misses to every request; what it was meant to do, keep the CPUs busy while a worker waits
+for PostgreSQL, the database's own processes do. At least 2, so that one slow request never
+holds up every participant. A server whose CPUs do nothing else may give more throughput with
+``WEB_CONCURRENCY`` = CPUs + 1, at about 7 % more CPU per flow. The app is CPU-bound Python (the
+GIL makes threads no faster than processes for it). ``gthread`` adds keep-alive but cost more
+CPU per request (its event loop and thread hand-off) and had the worse tail latency.
+``--preload`` imports Django once instead of once per worker: faster start and less memory, the
+same CPU per request.
 """
 import os
 
@@ -34,7 +39,7 @@ def _flag(name: str, default: bool) -> bool:
 
 
 bind = [f"{os.environ.get('HOST', '0.0.0.0')}:{os.environ.get('PORT', '8000')}"]
-workers = int(os.environ.get("WEB_CONCURRENCY") or _cpus + 1)
+workers = int(os.environ.get("WEB_CONCURRENCY") or max(2, _cpus))
 threads = int(os.environ.get("GUNICORN_THREADS") or 1)
 worker_class = "gthread" if threads > 1 else "sync"
 preload_app = _flag("GUNICORN_PRELOAD", True)

@@ -56,8 +56,8 @@ class Server:
 
 
 def default_workers() -> int:
-    """gunicorn.conf.py's default number of workers on this machine (CPUs + 1)."""
-    return (os.cpu_count() or 1) + 1
+    """gunicorn.conf.py's default number of workers on this machine (one per CPU, at least 2)."""
+    return max(2, os.cpu_count() or 1)
 
 
 def free_port(exclude: set[int] = frozenset()) -> int:

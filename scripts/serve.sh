@@ -23,7 +23,7 @@ python manage.py migrate --noinput
 python manage.py collectstatic --noinput --verbosity 0
 python manage.py import_study fixtures/spotlight-replication.yaml --if-missing
 python manage.py demo_setup --base-url "http://127.0.0.1:${PORT}"
-# gunicorn, as in production: the same gunicorn.conf.py as the Procfile (sync workers, CPUs + 1;
+# gunicorn, as in production: the same gunicorn.conf.py as the Procfile (sync workers, one per CPU;
 # an access log without query strings, so no Prolific ID is logged, docs/security.md), with
 # DEBUG off and WhiteNoise serving the static files. SQLite copes with several workers: settings.py
 # opens it in WAL mode with IMMEDIATE transactions and a 30 s busy timeout, so concurrent writes
