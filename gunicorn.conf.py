@@ -12,7 +12,7 @@ overrides it. Every setting can be changed from the environment without editing 
 
 Chosen by measurement (``bench/load.py``, 2-CPU machine, see bench/README.md "gunicorn
 configuration" for the tables): sync workers, one per CPU (at least 2), preloaded. Once the
-hot-path work had made a request cost about 1.5 ms, the measurement of 2026-12-01 21:40 UTC
+hot-path work had made a request cost about 1.5 ms, the measurement of 2026-12-01 21:25 UTC
 (N=400, C=50, two runs each, alternating, quiet machine) gave 23.6-23.8 ms of server CPU per
 flow on PostgreSQL with 2 workers against 25.5-25.6 ms with 3 (CPUs + 1, the earlier choice),
 at the same 61-63 flows/s and a p99 of 87-91 against 90-96 ms; on SQLite 18.0-18.1 against
