@@ -37,6 +37,8 @@ from .selectors import PAGE_DEFERRED, TaskPage, participant_conditions, task_pag
 
 # Shown after a double submit or a post from an old tab; the first submit's answer is kept.
 STALE_MESSAGE = "That page was already submitted and its answer is saved. Here is where you are now."
+# A consent form from an older page: the choice made there was not recorded (the earlier one was).
+STALE_CONSENT_MESSAGE = "That consent page was out of date, so the choice on it was not recorded. Here is where you are now."
 OTHER_PARTICIPANT_MESSAGE = (
     "That page belonged to another Prolific participant who opened the study earlier in this "
     "browser, so nothing from it was saved. This browser now takes part as the Prolific ID that "

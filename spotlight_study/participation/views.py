@@ -193,7 +193,9 @@ def _post(request: HttpRequest, study: StudyPlan, participant: Participant) -> H
         messages.warning(request, services.OTHER_PARTICIPANT_MESSAGE)
         return _here(study)
     if posted != token or participant.status != Participant.Status.IN_PROGRESS:
-        messages.info(request, services.STALE_MESSAGE)
+        # A consent button from an old page saved nothing: "its answer is saved" would be untrue.
+        stale = services.STALE_CONSENT_MESSAGE if "decision" in request.POST else services.STALE_MESSAGE
+        messages.info(request, stale)
         return _here(study)
     handler = _POST_HANDLERS.get(participant.step)
     try:
@@ -351,11 +353,13 @@ def _render_step(request: HttpRequest, study: StudyPlan, participant: Participan
     return render(request, "participation/survey.html", ctx)
 
 
+@participant_never_cache
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     """A friendly page for a form posted from an expired or foreign page (no details leaked).
 
     ``CSRF_FAILURE_VIEW`` serves every URL, so the wording follows the URL's area
-    (participant, researcher or annotator; see :func:`spotlight_study.errors.url_area`).
+    (participant, researcher or annotator; see :func:`spotlight_study.errors.url_area`). Not
+    stored by the browser, as the participant pages: Back and Forward must ask the server again.
     """
     return render(
         request, "participation/csrf_failure.html", error_context(request.path), status=403

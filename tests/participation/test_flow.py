@@ -97,6 +97,9 @@ def test_stale_tab_and_back_button_land_on_current_step(walker, demo_study):
     assert stale.status_code == 302 and stale["Location"].endswith("/step/")
     p = Participant.objects.get()
     assert p.status == Participant.Status.IN_PROGRESS and p.step == Participant.Step.TRAINING
+    # It says that the choice on the old page was not recorded (not that "its answer is saved").
+    shown = walker.page().content.decode()
+    assert "choice on it was not recorded" in shown and "answer is saved" not in shown
     # Two tabs on the same task: the second tab's submit is ignored.
     walker.page()
     tab_a = walker.token()

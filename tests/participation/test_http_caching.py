@@ -52,3 +52,17 @@ def test_participant_pages_carry_the_headers(client, demo_study):
     for response in (entry, page):
         assert response["Cache-Control"] == NEVER_CACHE_CONTROL
         assert abs(parsedate_to_datetime(response["Expires"]).timestamp() - time.time()) < 5
+
+
+def test_the_csrf_failure_page_is_not_stored_either(demo_study):
+    """A form refused by the CSRF check answers 403 with the same no-caching headers."""
+    from django.test import Client
+
+    from ..conftest import new_id
+
+    browser = Client(enforce_csrf_checks=True)
+    entry = browser.get(f"/s/{demo_study.slug}/", {"PROLIFIC_PID": new_id(), "STUDY_ID": new_id(),
+                                                    "SESSION_ID": new_id()})
+    refused = browser.post(entry["Location"], {"decision": "agree", "token": "x"})
+    assert refused.status_code == 403
+    assert refused["Cache-Control"] == NEVER_CACHE_CONTROL and refused.has_header("Expires")
