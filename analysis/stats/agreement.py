@@ -18,6 +18,10 @@ Three statistics, each a :class:`Statistic` that is either a number or undefined
 :func:`pairwise_agreement` gives the same three statistics for every pair of annotators and for
 each annotator against the final labels.
 
+:func:`coded_agreement` and :func:`coded_pairwise_agreement` take the ratings already coded as
+integers (an array, ``-1`` for a missing rating) and give exactly the same results: for callers
+that hold many labels as arrays.
+
 Tags are not a single nominal value: :func:`tag_presence` turns tag sets into one present/absent
 array per tag, and each is compared on its own.
 
@@ -285,7 +289,50 @@ def agreement(ratings: Ratings) -> Agreement:
     >>> a.n_items, a.percent_agreement.value
     (2, 0.5)
     """
-    coded = _coded(validate_ratings(ratings))  # checked and coded once, for all three
+    return coded_agreement(_coded(validate_ratings(ratings)))  # checked and coded once
+
+
+def validate_codes(coded: np.ndarray) -> np.ndarray:
+    """``coded`` as an int64 array of shape (n_annotators, n_items); AnalysisInputError if it
+    has another dimension, no row, or a code below -1."""
+    coded = np.asarray(coded)
+    if coded.ndim != 2 or coded.shape[0] == 0:
+        raise AnalysisInputError(
+            f"coded ratings must be 2-D with at least one annotator (row), got shape {coded.shape}."
+        )
+    if coded.dtype.kind not in "iu":
+        raise AnalysisInputError(f"coded ratings must be integers, got {coded.dtype}.")
+    if coded.size and int(coded.min()) < -1:
+        raise AnalysisInputError("codes are 0, 1, ... for values and -1 for a missing rating.")
+    return coded.astype(np.int64, copy=False)
+
+
+def coded_agreement(coded: np.ndarray) -> Agreement:
+    """:func:`agreement` of ratings already coded as integers.
+
+    Parameters
+    ----------
+    coded : ndarray of int, shape (n_annotators, n_items)
+        One code per distinct value, in any order (equal values, equal codes; the code numbers
+        themselves carry no meaning), ``-1`` for a missing rating.
+
+    Returns
+    -------
+    Agreement
+        Exactly :func:`agreement` of the ratings the codes stand for: each statistic recodes the
+        values it uses in order of first appearance before it calls its library.
+
+    Raises
+    ------
+    AnalysisInputError
+        If ``coded`` is not 2-D, has no row or a code below -1 (:func:`validate_codes`).
+
+    Notes
+    -----
+    For callers that hold many labels as arrays (the annotation overview: 60,000 labels, some
+    thirty statistics): coding once there spares a list of Python values per statistic.
+    """
+    coded = validate_codes(coded)
     rated = coded >= 0
     return Agreement(
         n_items=int((rated.sum(axis=0) >= 2).sum()),
@@ -355,22 +402,71 @@ def pairwise_agreement(
     rows = validate_ratings(ratings)
     if len(raters) != len(rows):
         raise AnalysisInputError(f"raters names {len(raters)} rows, ratings has {len(rows)}.")
+    if reference is None:
+        return coded_pairwise_agreement(_coded(rows), raters, reference_name=reference_name)
+    ref = validate_ratings([reference])[0]
+    if len(ref) != len(rows[0]):
+        raise AnalysisInputError("reference must have one entry per item (the length of each row).")
+    coded = _coded(rows + [ref])  # one code per value across the raters and the reference
+    return coded_pairwise_agreement(
+        coded[:-1], raters, reference=coded[-1], reference_name=reference_name
+    )
+
+
+def coded_pairwise_agreement(
+    coded: np.ndarray,
+    raters: Sequence[str],
+    *,
+    reference: np.ndarray | None = None,
+    reference_name: str = "final",
+) -> list[PairAgreement]:
+    """:func:`pairwise_agreement` of ratings already coded as integers.
+
+    Parameters
+    ----------
+    coded : ndarray of int, shape (n_annotators, n_items)
+        As for :func:`coded_agreement`.
+    raters : sequence of str, length n_annotators
+        The name of each row.
+    reference : ndarray of int, shape (n_items,), optional
+        The reference row, coded with the same codes as ``coded`` (a value has one code in
+        both), ``-1`` where an item has none.
+    reference_name : str
+        The name of the reference row in the result.
+
+    Returns
+    -------
+    list of PairAgreement
+        As :func:`pairwise_agreement`: each pair's :func:`coded_agreement` over the items both
+        rated (the other ratings of the two rows set to missing), pairs without a common item
+        left out.
+
+    Raises
+    ------
+    AnalysisInputError
+        If ``coded`` is invalid (:func:`validate_codes`), ``raters`` does not name every row, or
+        ``reference`` has another length.
+    """
+    coded = validate_codes(coded)
+    if len(raters) != len(coded):
+        raise AnalysisInputError(f"raters names {len(raters)} rows, ratings has {len(coded)}.")
     pairs = [
-        (raters[i], raters[j], rows[i], rows[j])
-        for i in range(len(rows))
-        for j in range(i + 1, len(rows))
+        (raters[i], raters[j], coded[i], coded[j])
+        for i in range(len(coded))
+        for j in range(i + 1, len(coded))
     ]
     if reference is not None:
-        ref = validate_ratings([reference])[0]
-        if len(ref) != len(rows[0]):
+        ref = validate_codes(np.asarray(reference).reshape(1, -1))[0]
+        if len(ref) != coded.shape[1]:
             raise AnalysisInputError("reference must have one entry per item (the length of each row).")
-        pairs += [(raters[i], reference_name, rows[i], ref) for i in range(len(rows))]
+        pairs += [(raters[i], reference_name, coded[i], ref) for i in range(len(coded))]
     out = []
     for name_a, name_b, row_a, row_b in pairs:
-        common_a, common_b = common_items(row_a, row_b)
-        if all(a is None for a in common_a):
+        both = (row_a >= 0) & (row_b >= 0)  # as common_items: a rating needs its counterpart
+        if not both.any():
             continue
-        out.append(PairAgreement(name_a, name_b, agreement([common_a, common_b])))
+        common = np.where(both, np.stack((row_a, row_b)), -1)
+        out.append(PairAgreement(name_a, name_b, coded_agreement(common)))
     return out
 
 
@@ -425,6 +521,18 @@ def tag_presence(
     rows = [list(r) for r in tag_sets]
     tags = sorted({t for r in rows for s in r if s is not None for t in s})
     return {tag: [[None if s is None else tag in set(s) for s in r] for r in rows] for tag in tags}
+
+
+def import_libraries() -> None:
+    """Import the statistics libraries this module imports on first use (scikit-learn,
+    ``krippendorff``).
+
+    About 0.9 s on the benchmark machine (scikit-learn with SciPy): a web process calls this at
+    start (``spotlight_study/wsgi.py``), so that the first agreement a worker computes does not
+    pay it; commands and tests that never compute an agreement do not.
+    """
+    import krippendorff  # noqa: F401
+    import sklearn.metrics  # noqa: F401
 
 
 def value_codes(values: Iterable[Hashable]) -> dict[Hashable, int]:

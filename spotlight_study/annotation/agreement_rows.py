@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from analysis.stats import agreement as agreement_stats
 from spotlight_study.studies.models import Setting
 
@@ -35,10 +37,6 @@ class AgreementRow:
 SINGLE_VALUE_FIELDS = tuple(f for f in COMPARED_FIELDS if f != "tags")
 
 
-#: The label fields compared as one nominal value each (tags are compared one by one).
-SINGLE_VALUE_FIELDS = tuple(f for f in COMPARED_FIELDS if f != "tags")
-
-
 def codebooks_of(settings: list[Setting]) -> dict[int, list[str]]:
     """``{setting pk: codebook}`` as :func:`codebook` gives it, in one query for all settings."""
     added: dict[int, list[str]] = {s.pk: [] for s in settings}
@@ -56,8 +54,6 @@ def codebooks_of(settings: list[Setting]) -> dict[int, list[str]]:
 def agreement_rows(
     *,
     table: LabelTable,
-    finals: list,
-    annotators: list[int],
     names: list[str],
     settings: list[Setting],
     codebooks: dict[int, list[str]],
@@ -65,49 +61,54 @@ def agreement_rows(
 ) -> list[AgreementRow]:
     """The rows of :func:`~.selectors.agreement_report` from the study's ``table``.
 
-    ``finals[i]`` is item ``i``'s human final label (:func:`~.selectors.human_final`) or
-    ``None``; ``annotators`` the user ids in rating order and ``names`` their pseudonyms;
-    ``settings`` the study's settings and ``codebooks`` :func:`codebooks_of` them.
+    ``names`` are the pseudonyms of the annotators of ``table.codes`` (user ids in rating
+    order); ``settings`` the study's settings and ``codebooks`` :func:`codebooks_of` them. Against
+    the final labels means against the human ones (:func:`~.selectors.human_final`).
+
+    Each statistic is :func:`analysis.stats.agreement.coded_agreement` (or its pairwise form)
+    of the table's codes, restricted to the scope's items: the same values as
+    :func:`~analysis.stats.agreement.agreement` of the ratings as lists.
     """
-    by_item = table.annotations
-    setting_of = [setting_id for _pk, setting_id in table.items]
+    codes = table.codes
+    setting_of = np.array([setting_id for _pk, setting_id in table.items], dtype=np.int64)
     rows: list[AgreementRow] = []
 
-    def emit(field: str, scope: str, ratings: list, reference: list) -> None:
-        rows.append(AgreementRow(field, scope, agreement_stats.agreement(ratings)))
+    def emit(field: str, scope: str, coded: np.ndarray, reference: np.ndarray) -> None:
+        rows.append(AgreementRow(field, scope, agreement_stats.coded_agreement(coded)))
         if not pairs_in_every_scope and (scope != "all" or field.startswith("tag:")):
             return
-        for pair in agreement_stats.pairwise_agreement(ratings, names, reference=reference):
+        for pair in agreement_stats.coded_pairwise_agreement(coded, names, reference=reference):
             comparison = "vs_final" if pair.rater_b == "final" else "pair"
             rows.append(
                 AgreementRow(field, scope, pair.result, comparison, pair.rater_a, pair.rater_b)
             )
 
-    by_setting = {s.pk: [i for i, sid in enumerate(setting_of) if sid == s.pk] for s in settings}
-    scopes = [("all", list(range(len(setting_of))))] + [(s.key, by_setting[s.pk]) for s in settings]
+    by_setting = {s.pk: np.flatnonzero(setting_of == s.pk) for s in settings}
+    scopes = [("all", np.arange(len(setting_of)))] + [(s.key, by_setting[s.pk]) for s in settings]
     for field in SINGLE_VALUE_FIELDS:
+        coded, final = codes.fields[field]
         for scope, idx in scopes:
-            if not idx:
+            if not len(idx):
                 continue
-            ratings = [
-                [getattr(by_item[i][u], field) if u in by_item[i] else None for i in idx]
-                for u in annotators
-            ]
-            reference = [None if finals[i] is None else getattr(finals[i], field) for i in idx]
-            emit(field, scope, ratings, reference)
+            emit(field, scope, coded[:, idx], final[idx])
     for s in settings:
         idx = by_setting[s.pk]
-        if not idx:
+        if not len(idx):
             continue
-        tag_sets = [
-            [by_item[i][u].tags if u in by_item[i] else None for i in idx] for u in annotators
-        ]
-        presence = agreement_stats.tag_presence(tag_sets)
+        tagged = codes.tagged[:, idx]
+        in_scope = np.zeros(len(setting_of), dtype=bool)
+        in_scope[idx] = True
+        used = sorted(t for t, (_r, c) in codes.tag_cells.items() if in_scope[c].any())
         tags = codebooks[s.pk]
-        for tag in tags + sorted(set(presence) - set(tags)):
-            ratings = presence.get(tag) or [
-                [None if ts is None else False for ts in row] for row in tag_sets
-            ]
-            reference = [None if finals[i] is None else tag in finals[i].tags for i in idx]
-            emit(f"tag:{tag}", s.key, ratings, reference)
+        for tag in tags + [t for t in used if t not in tags]:
+            present = np.zeros(codes.tagged.shape, dtype=bool)
+            if tag in codes.tag_cells:
+                present[codes.tag_cells[tag]] = True
+            # 1: given, 0: labelled without it, -1: not labelled (as tag_presence).
+            coded = np.where(tagged, present[:, idx].astype(np.int64), -1)
+            reference = np.array(
+                [-1 if codes.final_tags[i] is None else int(tag in codes.final_tags[i]) for i in idx],
+                dtype=np.int64,
+            )
+            emit(f"tag:{tag}", s.key, coded, reference)
     return rows

@@ -13,14 +13,18 @@ shown (there is nothing to invalidate).
 """
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import pickle
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import cached_property
 from typing import NamedTuple, TypeVar
 
+import numpy as np
 from django.core.cache import cache
 from django.db.models import TextField
 from django.db.models.functions import Cast
@@ -33,17 +37,6 @@ T = TypeVar("T")
 
 #: Seconds a cached result is kept (its key changes with the data, so this only bounds memory).
 CACHE_SECONDS = 24 * 3600
-
-
-class LabelValues(NamedTuple):
-    """The compared fields of one annotation (:data:`~.models.COMPARED_FIELDS`), as plain values;
-    read like the model (``label.identified``), so :func:`~.selectors.compared_values` takes it."""
-
-    identified: bool | None
-    surface_difference: bool | None
-    no_difference: bool | None
-    tags: list | None
-    exclusion: str | None
 
 
 class FinalValues(NamedTuple):
@@ -68,9 +61,8 @@ class LabelTable:
     ``items[i]`` is ``(item pk, setting id)``; ``finals[i]`` the item's final label (any source)
     or ``None``; ``compared[i]`` the set of the distinct :func:`~.selectors.compared_values` of
     its annotations and ``n_labels[i]`` their number; ``labels_per_annotator`` counts the
-    annotations per user id; :attr:`annotations` gives ``annotations[i]`` = ``{annotator user
-    id: LabelValues}`` (built on first use: the overview needs it only when the agreement is
-    not cached). ``digest`` is the :func:`content_digest` of the rows.
+    annotations per user id; :attr:`codes` gives the labels as :class:`LabelCodes` (built on
+    first use). ``digest`` is the :func:`content_digest` of the rows.
     """
 
     def __init__(self, *, item_rows: list[tuple], label_rows: list[tuple]) -> None:
@@ -112,16 +104,84 @@ class LabelTable:
         return None if value is None else list(value)
 
     @cached_property
-    def annotations(self) -> list[dict[int, LabelValues]]:
-        """Per item, ``{annotator user id: LabelValues}`` in the order the labels were made."""
-        out: list[dict[int, LabelValues]] = [{} for _ in self.items]
-        for item_id, annotator_id, identified, surface, no_difference, tags, exclusion in (
-            self._label_rows
-        ):
-            out[self._index[item_id]][annotator_id] = LabelValues(
-                identified, surface, no_difference, self._tags(tags), exclusion
+    def codes(self) -> LabelCodes:
+        """The labels as integer codes for :mod:`analysis.stats.agreement` (built on first use:
+        the overview needs them only when the agreement is not cached)."""
+        return LabelCodes.of(self)
+
+
+#: The label fields coded one value each by :class:`LabelCodes`, and their column in a label row.
+_CODED_COLUMNS = {"identified": 2, "surface_difference": 3, "no_difference": 4, "exclusion": 6}
+
+
+@dataclass(frozen=True)
+class LabelCodes:
+    """A :class:`LabelTable`'s labels as arrays of integer codes, annotators x items.
+
+    ``annotators`` are the user ids of the rows (sorted); columns are ``LabelTable.items``.
+    ``fields[name]`` is ``(coded, final)`` for each single-value field: ``coded`` of shape
+    (n_annotators, n_items), a code per distinct value (``-1``: no rating, i.e. no annotation
+    or a ``None`` value), and ``final`` of shape (n_items,) the human final labels
+    (:func:`~.selectors.human_final`) coded alike (``-1`` without one). ``tagged`` (same shape,
+    bool) is where an annotation with a tag list exists; ``tag_cells[tag]`` the ``(rows,
+    columns)`` where that tag was given; ``final_tags[i]`` item ``i``'s human final tags or
+    ``None``. Codes stand for values only through equality, as
+    :func:`analysis.stats.agreement.coded_agreement` takes them.
+    """
+
+    annotators: list[int]
+    fields: dict[str, tuple[np.ndarray, np.ndarray]]
+    tagged: np.ndarray
+    tag_cells: dict[str, tuple[np.ndarray, np.ndarray]]
+    final_tags: list[set | None]
+
+    @classmethod
+    def of(cls, table: LabelTable) -> LabelCodes:
+        """The codes of ``table``'s label rows: one pass per column, no object per label."""
+        rows = table._label_rows
+        annotators = sorted(table.labels_per_annotator)
+        shape = (len(annotators), len(table.items))
+        n = len(rows)
+        columns = list(zip(*rows)) if rows else [()] * 7
+        row_of = {u: r for r, u in enumerate(annotators)}
+        at = (
+            np.fromiter(map(row_of.__getitem__, columns[1]), np.int64, n),
+            np.fromiter(map(table._index.__getitem__, columns[0]), np.int64, n),
+        )
+        finals = [f if f is not None and f.is_human else None for f in table.finals]
+        fields = {}
+        for name, column in _CODED_COLUMNS.items():
+            codes: dict = {}
+            coded = np.full(shape, -1, dtype=np.int64)
+            coded[at] = np.fromiter(
+                (-1 if v is None else codes.setdefault(v, len(codes)) for v in columns[column]),
+                np.int64, n,
             )
-        return out
+            final = np.fromiter(
+                (
+                    -1 if f is None or getattr(f, name) is None
+                    else codes.setdefault(getattr(f, name), len(codes))
+                    for f in finals
+                ),
+                np.int64, len(finals),
+            )
+            fields[name] = (coded, final)
+        decoded = {text: table._tags(text) for text in set(columns[5])}
+        tagged = np.zeros(shape, dtype=bool)
+        has_list = np.fromiter((decoded[t] is not None for t in columns[5]), bool, n)
+        tagged[at[0][has_list], at[1][has_list]] = True
+        cells: dict[str, tuple[list, list]] = {}
+        for k, text in enumerate(columns[5]):
+            for tag in set(decoded[text] or ()):
+                r, c = cells.setdefault(tag, ([], []))
+                r.append(at[0][k])
+                c.append(at[1][k])
+        tag_cells = {
+            tag: (np.array(r, dtype=np.int64), np.array(c, dtype=np.int64))
+            for tag, (r, c) in cells.items()
+        }
+        final_tags = [None if f is None else set(f.tags) for f in finals]
+        return cls(annotators, fields, tagged, tag_cells, final_tags)
 
 
 def _json_text(field: str) -> Cast:
@@ -129,8 +189,31 @@ def _json_text(field: str) -> Cast:
     return Cast(field, output_field=TextField())
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off for the block (as it was after it).
+
+    Reading and coding 90,000 label rows allocates some million tuples, none of them in a
+    cycle; each allocation burst makes the collector scan the whole heap again, which cost
+    100-150 ms of a cold overview at 10,000 participants (issue 11). Reference counting still
+    frees everything; cycles made in the block are collected at the next collection after it.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def label_table(*, study: Study) -> LabelTable:
     """The :class:`LabelTable` of ``study``: two queries whatever the number of items."""
+    with gc_paused():
+        return _label_table(study)
+
+
+def _label_table(study: Study) -> LabelTable:
     item_rows = list(
         Item.objects.filter(study=study)
         .order_by("pk")
@@ -167,6 +250,7 @@ def cached_by_content(name: str, inputs: tuple, compute: Callable[[], T]) -> T:
     key = f"spotlight:{name}:{content_digest(*inputs)}"
     result = cache.get(key)
     if result is None:
-        result = compute()
+        with gc_paused():
+            result = compute()
         cache.set(key, result, CACHE_SECONDS)
     return result

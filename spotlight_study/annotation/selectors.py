@@ -435,8 +435,7 @@ def _agreement_report(
         "agreement_report",
         inputs,
         lambda: agreement_rows(
-            table=table, finals=[human_final(f) for f in table.finals], annotators=annotators,
-            names=names, settings=settings, codebooks=codebooks,
+            table=table, names=names, settings=settings, codebooks=codebooks,
             pairs_in_every_scope=pairs_in_every_scope,
         ),
     )

@@ -7,10 +7,12 @@ import pytest
 from django.test import Client
 from sklearn.metrics import cohen_kappa_score
 
+from analysis.stats import agreement as agreement_stats
 from analysis.stats.agreement import pairwise_agreement
 from spotlight_study.annotation.exports import AGREEMENT_COLUMNS, export_csv_text
 from spotlight_study.annotation.label_import.importer import labels_import
-from spotlight_study.annotation.models import Item, StudyAnnotator
+from spotlight_study.annotation.models import Annotation, Item, StudyAnnotator
+from spotlight_study.annotation.selectors import researcher_overview
 from spotlight_study.annotation.services.adjudication import adjudication_save
 from spotlight_study.annotation.services.labels import LabelInput
 from spotlight_study.annotation.services.queue import items_sync
@@ -149,3 +151,30 @@ def test_overview_shows_the_kappa_matrix(labeled_study):
     for name in seat.values():
         assert f"<th>{name}</th>" in table
     assert "final labels" in table
+
+
+def test_overview_agreement_follows_a_changed_label(labeled_study):
+    """A label changed after the overview was computed (and cached) gives the new kappa."""
+    before = researcher_overview(study=labeled_study)
+    first = Item.objects.filter(study=labeled_study).order_by("pk").first()
+    # ann2 now says no to item 0: a plain update, no save() or signal involved.
+    Annotation.objects.filter(item=first, annotator__username="ann2").update(identified=False)
+    after = researcher_overview(study=labeled_study)
+    changed = LABELS["ann2"].copy()
+    changed[0] = 0
+
+    def pair_kappa(overview):
+        matrix = next(m for m in overview["kappa_matrices"] if m["field"] == "identified")
+        return matrix["rows"][0]["cells"][1]["kappa"].value
+
+    seat = {
+        s.user.username: s.number
+        for s in StudyAnnotator.objects.filter(study=labeled_study).select_related("user")
+    }
+    assert (seat["ann1"], seat["ann2"]) == (1, 2)
+    assert pair_kappa(before) == pytest.approx(_kappa(LABELS["ann1"], LABELS["ann2"]))
+    assert pair_kappa(after) == pytest.approx(_kappa(LABELS["ann1"], changed))
+    assert pair_kappa(after) != pair_kappa(before)
+    row = next(r for r in after["agreement"] if r.field == "identified" and r.scope == "all")
+    rows = [LABELS["ann1"], changed, LABELS["ann3"]]
+    assert row.result == agreement_stats.agreement(rows)
