@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import AnalysisInputError
+from . import input_memo
 
 Ratings = Sequence[Sequence[Hashable | None]]
 
@@ -213,7 +214,10 @@ def _cohen_kappa(coded: np.ndarray) -> Statistic:
     lookup, n_values = _first_appearance(coded, np.column_stack((a, b)).ravel())
     if n_values < 2:
         return undefined("every shared rating has the same value")
-    value = float(cohen_kappa_score(lookup[a].tolist(), lookup[b].tolist()))
+    y1, y2 = lookup[a], lookup[b]
+    value = input_memo.memoized(
+        "cohen_kappa_score", (y1, y2), lambda: float(cohen_kappa_score(y1.tolist(), y2.tolist()))
+    )
     if math.isnan(value):  # pragma: no cover - excluded by the single-value check above
         return undefined("chance agreement is 1")
     return Statistic(value)
@@ -260,7 +264,11 @@ def _krippendorff_alpha(coded: np.ndarray) -> Statistic:
         return undefined("every rating on items with two ratings has the same value")
     data = np.where(present, lookup[np.maximum(values, 0)], -1).astype(float)
     data[~present] = np.nan
-    value = float(krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"))
+    value = input_memo.memoized(
+        "krippendorff.alpha nominal",
+        (data,),
+        lambda: float(krippendorff.alpha(reliability_data=data, level_of_measurement="nominal")),
+    )
     if math.isnan(value):  # pragma: no cover - excluded by the checks above
         return undefined("expected disagreement is zero")
     return Statistic(value)
@@ -333,6 +341,11 @@ def coded_agreement(coded: np.ndarray) -> Agreement:
     thirty statistics): coding once there spares a list of Python values per statistic.
     """
     coded = validate_codes(coded)
+    return input_memo.memoized("coded_agreement", (coded,), lambda: _agreement(coded))
+
+
+def _agreement(coded: np.ndarray) -> Agreement:
+    """:func:`coded_agreement` of checked codes."""
     rated = coded >= 0
     return Agreement(
         n_items=int((rated.sum(axis=0) >= 2).sum()),

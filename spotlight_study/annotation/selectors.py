@@ -488,8 +488,12 @@ def _pseudonym_order(name: str) -> tuple:
     return (0, int(number), name) if number.isdigit() else (1, 0, name)
 
 
-def researcher_overview(*, study: Study) -> dict:
+def researcher_overview(*, study: Study, with_agreement: bool = True) -> dict:
     """Progress figures for the researcher's annotation page.
+
+    ``with_agreement=False`` leaves out ``agreement`` and ``kappa_matrices`` (the API's progress
+    endpoint): computing them after a label change takes most of the time at 10,000
+    participants.
 
     Returns
     -------
@@ -509,8 +513,7 @@ def researcher_overview(*, study: Study) -> dict:
             sources[final.source] += 1
     labels_per_user = table.labels_per_annotator
     seats = StudyAnnotator.objects.filter(study=study).select_related("user").order_by("number")
-    report = _agreement_report(study=study, table=table, pairs_in_every_scope=False)
-    return {
+    out = {
         "items": sum(status.values()),
         "status": dict(status),
         "final_sources": dict(sources),
@@ -522,9 +525,12 @@ def researcher_overview(*, study: Study) -> dict:
             }
             for s in seats
         ],
-        "agreement": [r for r in report if r.comparison == "all"],
-        "kappa_matrices": kappa_matrices(rows=report),
     }
+    if with_agreement:
+        report = _agreement_report(study=study, table=table, pairs_in_every_scope=False)
+        out["agreement"] = [r for r in report if r.comparison == "all"]
+        out["kappa_matrices"] = kappa_matrices(rows=report)
+    return out
 
 
 def annotator_pseudonyms(*, study: Study) -> dict[int, str]:

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from analysis.errors import AnalysisInputError
+from analysis.stats import input_memo
 from analysis.stats.agreement import (
     agreement,
     coded_agreement,
@@ -66,3 +67,38 @@ def test_coded_input_is_checked():
         coded_pairwise_agreement(np.array([[0, 1], [1, 0]]), ["a"])
     with pytest.raises(AnalysisInputError, match="reference"):
         coded_pairwise_agreement(np.array([[0, 1], [1, 0]]), ["a", "b"], reference=np.array([0]))
+
+
+def test_memo_gives_the_computed_result_and_follows_every_change(monkeypatch):
+    """Equal codes: the earlier result, without computing; one changed code: a new result."""
+    input_memo.clear()
+    calls = []
+    real = input_memo.memoized
+
+    def counting(name, arrays, compute):
+        return real(name, arrays, lambda: calls.append(name) or compute())
+
+    monkeypatch.setattr(input_memo, "memoized", counting)
+    rows = [[True, False, True, N, True], [True, True, True, False, N]]
+    codes = {True: 0, False: 1}
+    first = coded_agreement(_coded(rows, codes))
+    assert first == agreement(rows) and "cohen_kappa_score" in calls
+    calls.clear()
+    assert coded_agreement(_coded(rows, codes)) == first and calls == []
+    rows[1][1] = False
+    changed = coded_agreement(_coded(rows, codes))
+    assert changed == agreement(rows) and changed != first and "coded_agreement" in calls
+
+
+def test_memo_keeps_at_most_max_entries(monkeypatch):
+    """The memo forgets the least recently used results beyond MAX_ENTRIES."""
+    input_memo.clear()
+    monkeypatch.setattr(input_memo, "MAX_ENTRIES", 3)
+    for i in range(5):
+        input_memo.memoized("f", (np.array([i]),), lambda i=i: i)
+    assert len(input_memo._results) == 3
+    assert input_memo.memoized("f", (np.array([0]),), lambda: "recomputed") == "recomputed"
+    assert input_memo.memoized("f", (np.array([4]),), lambda: "recomputed") == 4
+    # The same bytes with another dtype or shape are another input.
+    assert input_memo.array_key(np.array([1, 2])) != input_memo.array_key(np.array([[1, 2]]))
+    assert input_memo.array_key(np.array([1], np.int64)) != input_memo.array_key(np.array([1.0]))

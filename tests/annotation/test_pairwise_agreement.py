@@ -178,3 +178,11 @@ def test_overview_agreement_follows_a_changed_label(labeled_study):
     row = next(r for r in after["agreement"] if r.field == "identified" and r.scope == "all")
     rows = [LABELS["ann1"], changed, LABELS["ann3"]]
     assert row.result == agreement_stats.agreement(rows)
+
+
+def test_overview_without_agreement_has_the_same_progress(labeled_study):
+    """with_agreement=False (the API's progress) gives the same counts, no agreement keys."""
+    full = researcher_overview(study=labeled_study)
+    progress = researcher_overview(study=labeled_study, with_agreement=False)
+    assert set(full) - set(progress) == {"agreement", "kappa_matrices"}
+    assert progress == {k: v for k, v in full.items() if k in progress}

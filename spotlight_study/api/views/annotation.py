@@ -29,7 +29,7 @@ class AnnotationProgressView(StudyScoped, generics.GenericAPIView):
 
     def get(self, request, slug: str):
         items_sync(study=self.study)  # answers saved since the last read
-        overview = researcher_overview(study=self.study)
+        overview = researcher_overview(study=self.study, with_agreement=False)
         overview["status"] = {k: overview["status"].get(k, 0) for k in ("final", "needs_adjudication", "in_progress")}
         return Response(AnnotationProgressSerializer(overview).data)
 
