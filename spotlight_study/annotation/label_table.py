@@ -2,14 +2,18 @@
 or compare every label (the researcher's overview, the agreement report).
 
 Model instances cost about 0.1 ms each to build; a study of 10,000 participants has some 30,000
-items and 60,000 annotations, so those pages read plain tuples instead (``values_list``), which
-is 10 to 20 times cheaper, and compute from them in one pass.
+items and 60,000 annotations, so those pages read plain tuples instead (``values_list``'s SQL,
+rows straight from the cursor: :func:`fetched_rows`), which is 10 to 20 times cheaper, and
+compute from them in one pass. For the agreement statistics, :class:`LabelCodes` turns the rows
+into integer arrays (annotators x items) once, which
+:func:`analysis.stats.agreement.coded_agreement` takes for every label and scope.
 
 The agreement statistics over all of them take seconds at that size and change only when a
 label changes, so :func:`cached_by_content` keeps the result in Django's cache under a digest
 of exactly the values they are computed from: an edited, added or deleted label, item, tag or
 annotator seat gives another digest, hence a fresh computation, and no stale figure is ever
-shown (there is nothing to invalidate).
+shown (there is nothing to invalidate). Within a computation, statistics whose inputs did not
+change (another setting's labels) come from :mod:`analysis.stats.input_memo`, keyed the same way.
 """
 from __future__ import annotations
 
