@@ -536,18 +536,6 @@ def tag_presence(
     return {tag: [[None if s is None else tag in set(s) for s in r] for r in rows] for tag in tags}
 
 
-def import_libraries() -> None:
-    """Import the statistics libraries this module imports on first use (scikit-learn,
-    ``krippendorff``).
-
-    About 0.9 s on the benchmark machine (scikit-learn with SciPy): a web process calls this at
-    start (``spotlight_study/wsgi.py``), so that the first agreement a worker computes does not
-    pay it; commands and tests that never compute an agreement do not.
-    """
-    import krippendorff  # noqa: F401
-    import sklearn.metrics  # noqa: F401
-
-
 def value_codes(values: Iterable[Hashable]) -> dict[Hashable, int]:
     """Integer codes for the distinct values, in order of first appearance."""
     return {v: i for i, v in enumerate(dict.fromkeys(values))}
