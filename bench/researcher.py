@@ -11,7 +11,8 @@ annotators): a fresh database, the demo study imported, the data set generated
 - over HTTP, against the production server (the Procfile's web command, ``bench.server``) as a
   logged-in researcher: the study dashboard, the monitor (page and its rows), the annotation
   overview and the zip download, each requested 3 times from one worker (the first request,
-  cold, and the median of the others, warm).
+  cold, and the median of the others, warm); then the overview 5 times, each right after one
+  label changed in the database (its agreement computed afresh, as while annotators work).
 
 Prints one table per measure, sizes side by side, so that a query count that grows with the
 number of participants shows. Targets (issue 11): each page < 500 ms, ``export_results`` and the
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import re
 import statistics
 import subprocess
@@ -43,6 +45,8 @@ FIXTURE = srv.REPO / "fixtures" / "spotlight-replication.yaml"
 PAGE_TARGET_MS = 500.0
 EXPORT_TARGET_S = 10.0
 REPEATS = 3
+LABEL_CHANGES = 5
+AFTER_LABEL_CHANGE = "overview, label changed"
 
 
 def _login(client: httpx.Client, username: str, password: str) -> None:
@@ -55,9 +59,36 @@ def _login(client: httpx.Client, username: str, password: str) -> None:
         raise RuntimeError(f"login failed: HTTP {r.status_code}")
 
 
-def measure_http(base_url: str, username: str, password: str) -> dict:
+def _flip_a_label(database_url: str, rng: random.Random) -> None:
+    """Invert the ``identified`` flag of one annotation picked at random, in the database itself
+    (as an annotator's save changes a label): the overview's content-keyed caches miss."""
+    sql_count = "SELECT COUNT(*) FROM annotation_annotation"
+    sql_flip = ("UPDATE annotation_annotation SET identified = NOT identified WHERE id = "
+                "(SELECT id FROM annotation_annotation ORDER BY id LIMIT 1 OFFSET {offset})")
+    if database_url.startswith("sqlite:///"):
+        import sqlite3
+
+        db = sqlite3.connect(database_url.removeprefix("sqlite:///"), timeout=30)
+        try:
+            (n,) = db.execute(sql_count).fetchone()
+            db.execute(sql_flip.format(offset=rng.randrange(n)))
+            db.commit()
+        finally:
+            db.close()
+        return
+    import psycopg
+
+    with psycopg.connect(database_url, autocommit=True) as db:
+        (n,) = db.execute(sql_count).fetchone()
+        db.execute(sql_flip.format(offset=rng.randrange(n)))
+
+
+def measure_http(base_url: str, username: str, password: str, database_url: str) -> dict:
     """Each page of ``PAGES`` over HTTP, :data:`REPEATS` times: status, bytes, the first request's
-    ms (cold: the worker's lazy imports and caches) and the median ms of the others (warm)."""
+    ms (cold: the worker's lazy imports and caches) and the median ms of the others (warm).
+
+    Then the annotation overview :data:`LABEL_CHANGES` times, each right after one label changed
+    (:func:`_flip_a_label`), as a researcher sees it while annotators work: the median ms."""
     out = {}
     with httpx.Client(base_url=base_url, timeout=900, trust_env=False, follow_redirects=False) as client:
         _login(client, username, password)
@@ -73,6 +104,14 @@ def measure_http(base_url: str, username: str, password: str) -> dict:
                 times.append((time.perf_counter() - t0) * 1000)
             out[name] = {"status": status, "first_ms": round(times[0], 1),
                          "median_ms": round(statistics.median(times[1:] or times), 1), "bytes": size}
+        rng, times, status = random.Random(11), [], 0
+        for _ in range(LABEL_CHANGES):
+            _flip_a_label(database_url, rng)
+            t0 = time.perf_counter()
+            status = client.get(PAGES["annotation overview"]).status_code
+            times.append((time.perf_counter() - t0) * 1000)
+        out[AFTER_LABEL_CHANGE] = {"status": status, "first_ms": round(times[0], 1),
+                                   "median_ms": round(statistics.median(times), 1), "bytes": 0}
     return out
 
 
@@ -96,7 +135,7 @@ def run_size(n: int, args) -> dict:
     print(f"  data set: {figures['counts']}  ({time.perf_counter() - t0:.1f} s with the in-process measures)")
     server = srv.start(env, slug=SLUG, port=args.port or srv.free_port())
     try:
-        figures["http"] = measure_http(server.base_url, *figures.pop("login"))
+        figures["http"] = measure_http(server.base_url, *figures.pop("login"), url)
     finally:
         srv.stop(server)
     return figures
@@ -113,7 +152,7 @@ def print_tables(results: dict[int, dict]) -> bool:
     for key in ("participants", "main_answers", "survey_answers", "items", "annotations"):
         print(f"  {key:<22}" + "".join(f"{results[n]['counts'][key]:>22,}" for n in sizes))
     print(f"{'HTTP (first / warm median ms)':<24}{head}")
-    for name in PAGES:
+    for name in (*PAGES, AFTER_LABEL_CHANGE):
         cells = []
         for n in sizes:
             h = results[n]["http"][name]
