@@ -3,7 +3,9 @@ from __future__ import annotations
 
 from django.contrib.auth.views import redirect_to_login
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
-from rest_framework.exceptions import NotAuthenticated
+from rest_framework.exceptions import NotAuthenticated, PermissionDenied
+
+from spotlight_study.errors import permission_denied
 from rest_framework.renderers import JSONRenderer
 
 
@@ -39,8 +41,12 @@ class DocsView(SpectacularSwaggerSplitView):
 
     def handle_exception(self, exc):
         """A visitor who is not logged in is sent to the login page (and back here after it),
-        as the other staff pages do; a logged-in user without the staff role still gets the
-        API's 403. Script requests (``?script``) keep the API's 401."""
-        if isinstance(exc, NotAuthenticated) and "script" not in self.request.GET:
-            return redirect_to_login(self.request.get_full_path())
+        and a logged-in user without the staff role gets the staff area's 403 page, as on the
+        other staff pages (DRF's HTML renderer would render ``403.html`` without its area, i.e.
+        with the participants' wording). Script requests (``?script``) keep the API's 401/403."""
+        if "script" not in self.request.GET:
+            if isinstance(exc, NotAuthenticated):
+                return redirect_to_login(self.request.get_full_path())
+            if isinstance(exc, PermissionDenied):
+                return permission_denied(self.request, exc)
         return super().handle_exception(exc)
