@@ -15,7 +15,6 @@ from datetime import datetime
 from django.db.models import Count, Prefetch, Q, QuerySet
 from django.utils import timezone
 
-from analysis.stats import agreement as agreement_stats
 from spotlight_study.participation import flags as quality_flags
 from spotlight_study.participation.models import Participant
 from spotlight_study.studies.models import Setting, Study
