@@ -22,16 +22,18 @@ from django.utils.http import http_date
 #: What ``add_never_cache_headers`` writes into an empty ``Cache-Control``.
 NEVER_CACHE_CONTROL = "max-age=0, no-cache, no-store, must-revalidate, private"
 
-_expires: list = [0, ""]  # [second, its HTTP date]
+_expires: tuple[int, str] = (0, "")  # (second, its HTTP date)
 
 
 def _http_date_now() -> str:
-    """``http_date(time.time())``, formatted once per second (one process, one value at a time)."""
+    """``http_date(time.time())``, formatted once per second."""
+    global _expires
     now = int(time.time())
-    if _expires[0] != now:
-        # One list assignment: a thread reading at the same moment sees the old pair or the new.
-        _expires[:] = [now, http_date(now)]
-    return _expires[1]
+    second, text = _expires  # one read of the pair: another thread may replace it meanwhile
+    if second != now:
+        text = http_date(now)
+        _expires = (now, text)
+    return text
 
 
 def add_participant_never_cache_headers(response: HttpResponse) -> None:
