@@ -31,6 +31,7 @@ from .errors import ArrivalRefused, InvalidAnswer, StaleStep, StudyNotOpen
 from .forms import AnswerForm, ConsentForm, EntryForm, StepForm, SurveyForm
 from .fragments import survey_radios_html
 from .http_caching import participant_never_cache
+from .jinja_env import STEP_PAGE_ENGINE
 from .models import Participant
 from .ratelimit import arrival_admit
 from .selectors import (
@@ -311,21 +312,21 @@ def _render_step(request: HttpRequest, study: StudyPlan, participant: Participan
         Participant.Status.TIMED_OUT,
         Participant.Status.REJECTED,
     ):
-        return render(request, "participation/ended.html", ctx)
+        return render(request, "participation/ended.html", ctx, using=STEP_PAGE_ENGINE)
     if step_ == Participant.Step.DONE:
         code = completion_code(participant, study)
         ctx.update(code=code, completion_url=completion_url(code) if code else None)
-        return render(request, "participation/done.html", ctx)
+        return render(request, "participation/done.html", ctx, using=STEP_PAGE_ENGINE)
     if step_ == Participant.Step.CONSENT:
         ctx["form"] = _bound(ConsentForm, draft, token)
         ctx["confirm_decline"] = request.META.get("QUERY_STRING") == CONFIRM_DECLINE
-        return render(request, "participation/consent.html", ctx)
+        return render(request, "participation/consent.html", ctx, using=STEP_PAGE_ENGINE)
     if step_ == Participant.Step.INSTRUCTIONS:
         ctx.update(
             form=StepForm(initial={"token": token}),
             page=task_page(setting=study.training, condition="no_pattern", shuffle_seed=0),
         )
-        return render(request, "participation/instructions.html", ctx)
+        return render(request, "participation/instructions.html", ctx, using=STEP_PAGE_ENGINE)
     if step_ in (Participant.Step.TRAINING, Participant.Step.TASK):
         setting, condition, position = services.current_task(participant, study)
         # Built once: it fixes the response row's shown order and is what the page shows.
@@ -345,12 +346,12 @@ def _render_step(request: HttpRequest, study: StudyPlan, participant: Participan
             n_tasks=len(participant.cell_plan),
             is_training=position == 0,
         )
-        return render(request, "participation/task.html", ctx)
+        return render(request, "participation/task.html", ctx, using=STEP_PAGE_ENGINE)
     conditions = participant_conditions(participant)
     ctx["form"] = form = _bound(SurveyForm, draft, token, survey=study.survey, conditions=conditions)
     if draft is None:
         ctx["radios_html"] = survey_radios_html(plan=study, conditions=conditions, form=form)
-    return render(request, "participation/survey.html", ctx)
+    return render(request, "participation/survey.html", ctx, using=STEP_PAGE_ENGINE)
 
 
 @participant_never_cache

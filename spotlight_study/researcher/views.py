@@ -19,6 +19,7 @@ from spotlight_study.accounts.roles import (
 )
 from spotlight_study.participation.errors import PilotError
 from spotlight_study.participation.forms import AnswerForm, ConsentForm, StepForm, SurveyForm
+from spotlight_study.participation.jinja_env import STEP_PAGE_ENGINE
 from spotlight_study.participation.pilot import PILOT_MAX_PARTICIPANTS_WEB, pilot_delete, pilot_run
 from spotlight_study.participation.selectors import study_dashboard, task_page
 from spotlight_study.researcher.launch import launch_check
@@ -251,13 +252,13 @@ def preview_page(request: HttpRequest, slug: str, cell: int, page: str) -> HttpR
     }
     if page == "consent":
         ctx["form"] = ConsentForm()
-        return render(request, "participation/consent.html", ctx)
+        return render(request, "participation/consent.html", ctx, using=STEP_PAGE_ENGINE)
     if page == "instructions":
         ctx.update(
             form=StepForm(),
             page=task_page(setting=training_setting(study), condition="no_pattern", shuffle_seed=0),
         )
-        return render(request, "participation/instructions.html", ctx)
+        return render(request, "participation/instructions.html", ctx, using=STEP_PAGE_ENGINE)
     if page == "training" or page.startswith("task-"):
         if page == "training":
             setting, condition, position = training_setting(study), "pattern", 0
@@ -276,10 +277,10 @@ def preview_page(request: HttpRequest, slug: str, cell: int, page: str) -> HttpR
             n_tasks=len(the_cell.tasks),
             is_training=position == 0,
         )
-        return render(request, "participation/task.html", ctx)
+        return render(request, "participation/task.html", ctx, using=STEP_PAGE_ENGINE)
     if page == "survey":
         conditions = list(dict.fromkeys(t.condition for t in the_cell.tasks))
         ctx["form"] = SurveyForm(survey=study.survey, conditions=conditions)
-        return render(request, "participation/survey.html", ctx)
+        return render(request, "participation/survey.html", ctx, using=STEP_PAGE_ENGINE)
     ctx.update(participant={"status": "completed"}, code=study.completion_code, completion_url=None)
-    return render(request, "participation/done.html", ctx)
+    return render(request, "participation/done.html", ctx, using=STEP_PAGE_ENGINE)

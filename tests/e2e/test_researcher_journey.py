@@ -103,7 +103,14 @@ def _label_queue(page: Page, base_url: str, *, hotkeys: bool, disagree_first: bo
             keys = ("1" if identified else "2", "3" if surface else "4")
             for key in (*keys, "5" if no_difference else "6"):
                 page.keyboard.press(key)
-            expect(page.locator(f"#id_identified_{0 if identified else 1}")).to_be_checked()
+            # Every key's choice is in place before saving (on a loaded machine a key press
+            # can still be on its way when Ctrl+Enter arrives, and the save is refused).
+            for field, value in (
+                ("identified", identified),
+                ("surface_difference", surface),
+                ("no_difference", no_difference),
+            ):
+                expect(page.locator(f"#id_{field}_{0 if value else 1}")).to_be_checked()
             page.keyboard.press("Control+Enter")
         else:
             for field, value in (
