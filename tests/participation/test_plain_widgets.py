@@ -111,3 +111,33 @@ def test_survey_forms_share_their_question_fields_but_not_their_data(demo_study)
     reversed_order = SurveyForm(initial={"token": "t"}, survey=survey, conditions=["no_pattern", "pattern"])
     assert reversed_order.sections[0]["names"][0].startswith("c__no_pattern__")
     assert first.sections[0]["names"][0].startswith("c__pattern__")
+
+
+def test_step_forms_share_declared_fields_and_keep_their_own_data(demo_study):
+    """Forms of one class share the declared field objects (no copy per form), yet each keeps
+    its own data, errors and field dict; the survey's comment label is each survey's own."""
+    from spotlight_study.participation.forms import EntryForm, StepForm
+    from spotlight_study.studies.plan import study_plan_of
+
+    for form_class in (EntryForm, StepForm, ConsentForm):
+        first, second = form_class({}), form_class({})
+        assert first.fields is not second.fields
+        assert all(first.fields[n] is second.fields[n] for n in form_class.base_fields)
+    refused, accepted = ConsentForm({"token": "t"}), ConsentForm({"token": "t", "decision": "agree"})
+    assert not refused.is_valid() and accepted.is_valid()
+    assert "decision" in refused.errors and not accepted.errors
+    first = AnswerForm({"token": "t", "answer_1": "night"}, position=1)
+    second = AnswerForm({"token": "t", "answer_2": ""}, position=2)
+    assert first.fields["token"] is second.fields["token"]
+    assert first.is_valid() and not second.is_valid()
+    assert "answer_2" not in first.fields and "answer_1" not in second.fields
+    # A refused answer's box gets autofocus on its own widget, never on another form's.
+    assert second.fields["answer_2"].widget.attrs.get("autofocus")
+    assert not first.fields["answer_1"].widget.attrs.get("autofocus")
+
+    survey = study_plan_of(demo_study).survey
+    other = {**survey, "comment_prompt": "Anything else?"}
+    one = SurveyForm(survey=survey, conditions=["pattern", "no_pattern"])
+    two = SurveyForm(survey=other, conditions=["pattern", "no_pattern"])
+    assert one["comment"].label == survey["comment_prompt"] and two["comment"].label == "Anything else?"
+    assert SurveyForm.base_fields["comment"].label is None
