@@ -7,6 +7,9 @@ from django.utils.functional import lazy
 from django.views.generic import RedirectView
 
 urlpatterns = [
+    # First: the participant pages are nearly every request of a running study, and Django tries
+    # the patterns in order (their ``s/<slug>/`` prefix overlaps no other pattern).
+    path("", include("spotlight_study.participation.urls")),
     path("", RedirectView.as_view(pattern_name="researcher:study_list", permanent=False)),
     # Browsers ask for /favicon.ico on every page; the icon is static/img/favicon.svg (linked
     # from templates/base.html). Lazy: the static URL (hashed in production) is read per request.
@@ -30,7 +33,6 @@ urlpatterns = [
     path("stimuli/", include("spotlight_study.stimuli.urls")),
     path("prolific/", include("spotlight_study.prolific.urls")),
     path("api/", include("spotlight_study.api.urls")),
-    path("", include("spotlight_study.participation.urls")),
 ]
 
 # Error pages worded for participants, researchers or annotators by URL (spotlight_study.errors).
