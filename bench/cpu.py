@@ -1,6 +1,6 @@
 """CPU accounting from /proc: the app servers, the database's processes and the whole machine.
 
-- **gunicorn**: each master process and its workers (``utime + stime`` of the live workers, plus
+- **the web server (uWSGI)**: each master process and its workers (``utime + stime`` of the live workers, plus
   the master's own and its reaped children's), so a worker restarted during the run still counts.
 - **PostgreSQL backends**: the server processes connected to the benchmark's database, found in
   ``pg_stat_activity`` by a poller every 0.5 s (from a connection of its own, left out), each
@@ -9,7 +9,7 @@
 - **PostgreSQL background**: the postmaster's helpers (WAL writer, checkpointer, background
   writer, autovacuum); they work for every database of the cluster, so on a shared machine this
   figure is an upper bound of our share.
-- With SQLite the database runs inside the gunicorn workers: its CPU is in theirs.
+- With SQLite the database runs inside the uWSGI workers: its CPU is in theirs.
 
 Units: seconds of CPU. ``/proc/<pid>/stat`` fields 14-17 (utime, stime, cutime, cstime) in
 clock ticks (``SC_CLK_TCK``), see proc(5).
@@ -61,8 +61,8 @@ def machine_busy(seconds: float = 1.0) -> float:
     return (b1 - b0) / max(1.0, t1 - t0)
 
 
-def gunicorn_cpu(master_pids: list[int]) -> float:
-    """CPU seconds so far of the gunicorn masters ``master_pids`` and their workers."""
+def web_server_cpu(master_pids: list[int]) -> float:
+    """CPU seconds so far of the uWSGI masters ``master_pids`` and their workers."""
     procs = _all_procs()
     total = 0
     for pid, (_, ppid, own, children) in procs.items():
@@ -92,7 +92,7 @@ def _postgres_background() -> float:
 class CpuUsage:
     """CPU seconds used during a measurement, and the machine's busy share (0..1)."""
 
-    gunicorn_s: float
+    web_s: float
     pg_backends_s: float
     pg_background_s: float
     pg_backends_seen: int
@@ -141,14 +141,14 @@ class CpuMeter:
             self._poll_backends(first=True)
             self._thread = threading.Thread(target=self._loop, daemon=True)
             self._thread.start()
-        self._g0 = gunicorn_cpu(self.master_pids)
+        self._g0 = web_server_cpu(self.master_pids)
         self._bg0 = _postgres_background() if self.database_url else 0.0
         self._m0 = machine_cpu()
 
     def stop(self) -> CpuUsage:
         """Take the final values; return the :class:`CpuUsage` of the interval."""
         m1 = machine_cpu()
-        g1 = gunicorn_cpu(self.master_pids)
+        g1 = web_server_cpu(self.master_pids)
         bg1 = _postgres_background() if self.database_url else 0.0
         if self._thread:
             self._stop.set()
@@ -158,7 +158,7 @@ class CpuMeter:
         backends = sum(self._last[p] - self._base[p] for p in self._last) / _TICK
         busy_ticks, total_ticks = m1[0] - self._m0[0], m1[1] - self._m0[1]
         return CpuUsage(
-            gunicorn_s=g1 - self._g0,
+            web_s=g1 - self._g0,
             pg_backends_s=backends,
             pg_background_s=bg1 - self._bg0,
             pg_backends_seen=len(self._last),

@@ -4,7 +4,7 @@ Why not httpx: it costs about 5 ms of CPU per request on this machine, more than
 meant to spend, so the driver would be the bottleneck and take the CPU from the server. This
 driver speaks HTTP/1.1 itself on plain sockets under one epoll loop per process
 (``bench.transport``; one keep-alive connection per participant and server, reconnecting when
-the server closes it, as gunicorn's sync workers do after every response), keeps cookies in a
+the server closes it, as the uWSGI workers do after every response), keeps cookies in a
 dict, and parses pages with regular expressions (``bench.flow``).
 It measures its own CPU (``time.process_time`` of every driver process) and reports it per
 request, so a run shows whether the driver stayed under its budget of 0.5 ms per request.

@@ -4,7 +4,7 @@
 Starts the server as in production (the Procfile's web command, DEBUG off) on a fresh PostgreSQL
 or SQLite database, sends ``--n`` participants through the whole flow, ``--concurrency`` at a
 time, from a lean multi-process driver, then checks the database and prints throughput, latency
-percentiles, server CPU per completed flow (gunicorn + database, from /proc) and the driver's own
+percentiles, server CPU per completed flow (uWSGI + database, from /proc) and the driver's own
 CPU per request. ``--servers 2`` runs the scale-out check: two app servers sharing one PostgreSQL
 and Redis, the load split between them.
 
@@ -52,23 +52,23 @@ def _args() -> argparse.Namespace:
                     help="PostgreSQL database to drop and re-create (--database postgres), or the "
                          "database the checks read (--base-url)")
     ap.add_argument("--servers", type=int, default=1,
-                    help="app servers (gunicorn instances); 2 or more share PostgreSQL and Redis")
+                    help="app servers (uWSGI instances); 2 or more share PostgreSQL and Redis")
     ap.add_argument("--split", choices=("request", "flow"), default="request",
                     help="with several servers: round-robin per request, or one server per participant")
     ap.add_argument("--processes", type=int, default=2, help="driver processes")
     ap.add_argument("--warmup", type=int, default=None,
-                    help="flows before the measurement, not counted (default: 3 per gunicorn worker)")
-    ap.add_argument("--workers", type=int, help="gunicorn workers (WEB_CONCURRENCY; default: gunicorn.conf.py's)")
-    ap.add_argument("--threads", type=int, help="gunicorn threads per worker (GUNICORN_THREADS)")
+                    help="flows before the measurement, not counted (default: 3 per uWSGI worker)")
+    ap.add_argument("--workers", type=int, help="uWSGI workers (WEB_CONCURRENCY; default: uwsgi.ini's)")
+    ap.add_argument("--threads", type=int, help="uWSGI threads per worker (UWSGI_THREADS)")
     ap.add_argument("--preload", action=argparse.BooleanOptionalAction, default=None,
-                    help="gunicorn --preload (GUNICORN_PRELOAD; default: gunicorn.conf.py's)")
-    ap.add_argument("--no-access-log", action="store_true", help="gunicorn without its access log")
+                    help="app imported in the master before the fork (off: UWSGI_LAZY_APPS=1; default: uwsgi.ini's, on)")
+    ap.add_argument("--no-access-log", action="store_true", help="uWSGI without its access log (UWSGI_DISABLE_LOGGING=1)")
     ap.add_argument("--start-server", action="store_true", help="(the default) start the server here")
     ap.add_argument("--base-url", action="append",
                     help="instead, a running server on 127.0.0.1/localhost (repeat for several); "
                          "the checks read --database-url, which must be its database")
     ap.add_argument("--server-pid", type=int, action="append", default=[],
-                    help="with --base-url: a gunicorn master pid, to measure its CPU")
+                    help="with --base-url: a uWSGI master pid, to measure its CPU")
     ap.add_argument("--fixture", type=Path, default=DEFAULT_FIXTURE, help="study file (slug, completion code)")
     ap.add_argument("--slug", help="study slug (default: from the fixture)")
     ap.add_argument("--completion-code", help="expected completion code (default: from the fixture)")

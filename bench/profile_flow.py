@@ -53,7 +53,7 @@ _RNG = random.Random(11)  # the survey's choices; any seed will do
 
 def one_flow(record=None) -> None:
     """One participant; ``record(label, response, seconds, queries)`` after each request."""
-    c = _CLIENT  # one handler (middleware loaded once, as in a gunicorn worker), fresh cookies
+    c = _CLIENT  # one handler (middleware loaded once, as in a uWSGI worker), fresh cookies
     c.cookies.clear()
     step = f"/s/{SLUG}/step/"
 

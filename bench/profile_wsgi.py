@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""CPU of one participant flow through the WSGI application itself, as gunicorn calls it.
+"""CPU of one participant flow through the WSGI application itself, as the web server (uWSGI) calls it.
 
 No HTTP server and no test client (whose bookkeeping costs CPU of its own): each request is a
 WSGI environ handed to ``spotlight_study.wsgi.application`` with a browser's urlencoded body,

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
-"""Summarize a py-spy ``--format raw`` profile of the gunicorn workers (CPU samples only).
+"""Summarize a py-spy ``--format raw`` profile of the uWSGI workers (CPU samples only).
 
-    py-spy record --pid <gunicorn master> --subprocesses --rate 40 --duration 25 \\
+    py-spy record --pid <uWSGI master> --subprocesses --rate 40 --duration 25 \\
         --format raw -o /tmp/pyspy.raw        # while bench/load.py is running
     .venv/bin/python bench/pyspy_summary.py /tmp/pyspy.raw [--top 40]
 
@@ -42,8 +42,8 @@ BUCKETS = [
     ("  DB driver: psycopg execute (send + wait)", r"^(Cursor|ClientCursor)\.execute "),
     ("  DB: transaction begin/commit", r"^(Atomic\.__enter__|Atomic\.__exit__|BaseDatabaseWrapper\.commit|BaseDatabaseWrapper\._commit) "),
     ("  DB: connection setup/health check", r"^(BaseDatabaseWrapper\.(connect|ensure_connection|close_if_unusable_or_obsolete|is_usable)|DatabaseWrapper\.is_usable) "),
-    ("gunicorn outside the app (parse request, write response, access log)", None),
-    ("  gunicorn access log", r"^(Logger\.access|Logger\.atoms|GLogger\.access) "),
+    ("outside the app (uWSGI: parse request, write response, access log)", None),
+    ("  access log (Python side)", r"^(Logger\.access|Logger\.atoms|GLogger\.access) "),
 ]
 
 
@@ -71,7 +71,7 @@ def main() -> None:
         for label in hit:
             in_app[label] += n
     outside = sum(n for f, n in worker if not any(x.startswith("WSGIHandler.__call__ ") for x in f))
-    in_app["gunicorn outside the app (parse request, write response, access log)"] = outside
+    in_app["outside the app (uWSGI: parse request, write response, access log)"] = outside
     print(f"\n{'share of worker CPU samples (inclusive)':<72} {'%':>6}")
     for label, _ in compiled:
         print(f"{label:<72} {in_app[label] / total * 100:6.1f}")

@@ -2,7 +2,7 @@
 
 Throughput is completed flows divided by the wall time of the load phase. Latency is per request,
 timed on the client from sending to the last body byte (connecting included). Server CPU per
-completed flow is gunicorn's plus the database's (``bench.cpu``), divided by completed flows.
+completed flow is the web server's (uWSGI) plus the database's (``bench.cpu``), divided by completed flows.
 """
 from __future__ import annotations
 
@@ -63,9 +63,9 @@ def figures(load: LoadResult, cpu: CpuUsage | None, db: DbChecks | None, n: int)
         "driver_cpu_ms_per_request": round(load.driver_cpu_s / max(1, load.stats.requests) * 1000, 3),
     }
     if cpu:
-        server_s = cpu.gunicorn_s + cpu.pg_backends_s + cpu.pg_background_s
+        server_s = cpu.web_s + cpu.pg_backends_s + cpu.pg_background_s
         out.update(
-            gunicorn_cpu_ms_per_flow=round(cpu.gunicorn_s / done * 1000, 1),
+            web_cpu_ms_per_flow=round(cpu.web_s / done * 1000, 1),
             db_cpu_ms_per_flow=round((cpu.pg_backends_s + cpu.pg_background_s) / done * 1000, 1),
             server_cpu_ms_per_flow=round(server_s / done * 1000, 1),
             machine_busy=round(cpu.machine_busy, 3),
@@ -130,11 +130,11 @@ def print_report(*, load: LoadResult, cpu: CpuUsage | None, db: DbChecks | None,
     if cpu:
         ncpu = os.cpu_count() or 1
         print(f"server CPU per completed flow: {fig['server_cpu_ms_per_flow']:.1f} ms "
-              f"(target <= {TARGET_SERVER_CPU_MS_PER_FLOW:.0f}) = gunicorn {cpu.gunicorn_s / done * 1000:.1f} ms"
+              f"(target <= {TARGET_SERVER_CPU_MS_PER_FLOW:.0f}) = uWSGI {cpu.web_s / done * 1000:.1f} ms"
               + (f" + PostgreSQL backends {cpu.pg_backends_s / done * 1000:.1f} ms ({cpu.pg_backends_seen} seen)"
                  f" + PostgreSQL background {cpu.pg_background_s / done * 1000:.1f} ms (whole cluster)"
                  if database_label.startswith("postgres") else " (SQLite runs inside the workers)"))
-        other = max(0.0, cpu.machine_s - cpu.gunicorn_s - cpu.pg_backends_s - cpu.pg_background_s - load.driver_cpu_s)
+        other = max(0.0, cpu.machine_s - cpu.web_s - cpu.pg_backends_s - cpu.pg_background_s - load.driver_cpu_s)
         print(f"machine: {cpu.machine_busy * 100:.0f}% busy of {ncpu} CPUs during the load "
               f"({busy_before * 100:.0f}% in the second before); other processes {other:.1f} s of "
               f"{cpu.machine_s:.1f} s busy CPU")

@@ -119,7 +119,7 @@ def run_size(n: int, args) -> dict:
     """Fresh database, data set of ``n`` participants, in-process and HTTP figures."""
     print(f"\n--- {n} participants ---")
     url = srv.fresh_database(args.database, args.database_url, force_drop=args.force_drop)
-    # A slow page is measured, not killed at gunicorn's production timeout (30 s); the report
+    # A slow page is measured, not killed at uWSGI's production harakiri (30 s); the report
     # says when a page took longer than that.
     env = srv.production_env(url, workers=args.workers, access_log=False, timeout_s=900)
     srv.setup(env, FIXTURE)
@@ -190,7 +190,7 @@ def main() -> int:
                     help="PostgreSQL database to drop and re-create (--database postgres)")
     ap.add_argument("--force-drop", action="store_true")
     ap.add_argument("--workers", type=int, default=1,
-                    help="gunicorn workers (1: every repeat reaches the worker the first one warmed)")
+                    help="uWSGI workers (1: every repeat reaches the worker the first one warmed)")
     ap.add_argument("--port", type=int, default=0,
                     help="the server's port (default: a free one of bench.server.PORTS); on the shared "
                          "machine each session has its own range")

@@ -2,9 +2,9 @@
 
 A fresh database (PostgreSQL: dropped and re-created; SQLite: a new file in a temporary
 directory), then ``migrate``, ``collectstatic`` and ``import_study``, then the Procfile's web
-command exactly as written (so with ``gunicorn.conf.py``) in a shell, with ``--bind 0.0.0.0:``
-turned into ``127.0.0.1:`` and the gunicorn knobs given through the environment variables that
-``gunicorn.conf.py`` reads. The environment is production's (``.env.example``): ``DEBUG=false``,
+command exactly as written (so with ``uwsgi.ini``) in a shell, with ``--http-socket 0.0.0.0:``
+turned into ``127.0.0.1:`` and the web server's knobs given through the environment variables
+that uWSGI reads (``WEB_CONCURRENCY``, ``UWSGI_<SETTING>``). The environment is production's (``.env.example``): ``DEBUG=false``,
 a random ``SECRET_KEY`` (shared by all app servers of a run, which must sign alike),
 WhiteNoise's compressed manifest storage after ``collectstatic``, ``CONN_MAX_AGE`` as the
 settings default it, plus ``ENTRY_RATE_LIMIT=off``: every simulated participant arrives from
@@ -39,15 +39,16 @@ PORTS = range(8300, 8400)  # this benchmark's port range on the shared machine
 REDIS_URL = "redis://127.0.0.1:6379/13"
 # Variables of the caller's shell that would change the server from production's defaults.
 _CLEARED = ("HTTPS", "SECURE_SSL_REDIRECT", "CONN_MAX_AGE", "LOG_LEVEL", "CACHE_URL", "REDIS_URL",
-            "CELERY_BROKER_URL", "WEB_CONCURRENCY", "GUNICORN_CMD_ARGS", "GUNICORN_THREADS",
-            "GUNICORN_PRELOAD", "GUNICORN_ACCESS_LOG", "GUNICORN_TIMEOUT", "DEBUG")
+            "CELERY_BROKER_URL", "WEB_CONCURRENCY", "DEBUG")
+# uWSGI reads any setting from UWSGI_<SETTING>: none of the caller's may leak into a run.
+_CLEARED_PREFIXES = ("UWSGI_",)
 
 _DB_LOCK_CONN = None  # holds the run's advisory lock until the process exits
 
 
 @dataclass
 class Server:
-    """A running app server: gunicorn's master process, its URL, a description, its log."""
+    """A running app server: uWSGI's master process, its URL, a description, its log."""
 
     proc: subprocess.Popen
     base_url: str
@@ -56,7 +57,7 @@ class Server:
 
 
 def default_workers() -> int:
-    """gunicorn.conf.py's default number of workers on this machine (one per CPU, at least 2)."""
+    """uwsgi.ini's default number of workers on this machine (one per CPU, at least 2)."""
     return max(2, os.cpu_count() or 1)
 
 
@@ -132,12 +133,13 @@ def production_env(database_url: str, *, secret_key: str | None = None, redis: b
                    timeout_s: int | None = None) -> dict[str, str]:
     """The environment of a production web process for the benchmark (see the module docstring).
 
-    ``redis``: Django's cache and the Celery broker in :data:`REDIS_URL` (scale-out). The
-    gunicorn knobs become ``WEB_CONCURRENCY``, ``GUNICORN_THREADS``, ``GUNICORN_PRELOAD`` and
-    ``GUNICORN_ACCESS_LOG``, and ``timeout_s`` ``GUNICORN_TIMEOUT``; None leaves
-    ``gunicorn.conf.py``'s default.
+    ``redis``: Django's cache and the Celery broker in :data:`REDIS_URL` (scale-out). The web
+    server's knobs become ``WEB_CONCURRENCY``, ``UWSGI_THREADS``, ``UWSGI_LAZY_APPS`` (no
+    preload), ``UWSGI_DISABLE_LOGGING`` (no access log) and ``timeout_s`` ``UWSGI_HARAKIRI``;
+    None leaves ``uwsgi.ini``'s default.
     """
-    env = {k: v for k, v in os.environ.items() if k not in _CLEARED}
+    env = {k: v for k, v in os.environ.items()
+           if k not in _CLEARED and not k.startswith(_CLEARED_PREFIXES)}
     env.update(
         DJANGO_SETTINGS_MODULE="spotlight_study.settings",
         DATABASE_URL=database_url,
@@ -155,14 +157,14 @@ def production_env(database_url: str, *, secret_key: str | None = None, redis: b
         env.update(CACHE_URL=REDIS_URL, CELERY_BROKER_URL=REDIS_URL)
     if workers:
         env["WEB_CONCURRENCY"] = str(workers)
-    if threads:
-        env["GUNICORN_THREADS"] = str(threads)
-    if preload is not None:
-        env["GUNICORN_PRELOAD"] = "true" if preload else "false"
+    if threads and threads > 1:
+        env["UWSGI_THREADS"] = str(threads)
+    if preload is False:
+        env["UWSGI_LAZY_APPS"] = "1"
     if not access_log:
-        env["GUNICORN_ACCESS_LOG"] = "off"
+        env["UWSGI_DISABLE_LOGGING"] = "1"
     if timeout_s:
-        env["GUNICORN_TIMEOUT"] = str(timeout_s)
+        env["UWSGI_HARAKIRI"] = str(timeout_s)
     return env
 
 
@@ -205,33 +207,33 @@ def start(env: dict[str, str], *, slug: str, port: int) -> Server:
     """Start the Procfile's web command on 127.0.0.1:``port`` with ``env``; wait until every
     worker has booted. Exits with a message (and the log's path) if it does not come up."""
     command = procfile_web_command()
-    if "--bind 0.0.0.0:" not in command:
-        sys.exit(f"the Procfile's web command has no '--bind 0.0.0.0:': {command}")
-    command = command.replace("--bind 0.0.0.0:", "--bind 127.0.0.1:")
+    if "--http-socket 0.0.0.0:" not in command:
+        sys.exit(f"the Procfile's web command has no '--http-socket 0.0.0.0:': {command}")
+    command = command.replace("--http-socket 0.0.0.0:", "--http-socket 127.0.0.1:")
     env = {**env, "PORT": str(port)}
     workers = int(env.get("WEB_CONCURRENCY") or default_workers())
-    log_path = Path(tempfile.mkdtemp(prefix="spotlight-bench-")) / f"gunicorn-{port}.log"
+    log_path = Path(tempfile.mkdtemp(prefix="spotlight-bench-")) / f"uwsgi-{port}.log"
     with log_path.open("w") as log:
         proc = subprocess.Popen(["bash", "-c", f"exec {command}"], cwd=REPO, env=env,
                                 stdout=log, stderr=subprocess.STDOUT)
-    threads = int(env.get("GUNICORN_THREADS") or 1)
+    threads = int(env.get("UWSGI_THREADS") or 1)
     db = urlsplit(env["DATABASE_URL"])
-    config = (f"Procfile web ({command}); {workers} {'gthread' if threads > 1 else 'sync'} workers x "
-              f"{threads} threads, preload {env.get('GUNICORN_PRELOAD', 'default')}, access log "
-              f"{'off' if env.get('GUNICORN_ACCESS_LOG') == 'off' else 'on'}, DEBUG=false, "
+    config = (f"Procfile web ({command}); {workers} uWSGI workers x {threads} threads, preload "
+              f"{'off' if env.get('UWSGI_LAZY_APPS') else 'on'}, access log "
+              f"{'off' if env.get('UWSGI_DISABLE_LOGGING') else 'on'}, DEBUG=false, "
               f"{db.scheme} {db.path.lstrip('/')}" + (f", cache+broker {env['CACHE_URL']}" if "CACHE_URL" in env else ""))
     server = Server(proc, f"http://127.0.0.1:{port}", config, log_path)
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            sys.exit(f"gunicorn exited with {proc.returncode}:\n{log_path.read_text()[-3000:]}")
-        if _answers(port, slug) and log_path.read_text(errors="replace").count("Booting worker") >= workers:
+            sys.exit(f"uWSGI exited with {proc.returncode}:\n{log_path.read_text()[-3000:]}")
+        if _answers(port, slug) and log_path.read_text(errors="replace").count("spawned uWSGI worker") >= workers:
             time.sleep(0.5)  # the last worker's import; its boot CPU stays out of the run
             print(f"server: {server.base_url}  log {log_path}")
             return server
         time.sleep(0.3)
     stop(server)
-    sys.exit(f"gunicorn did not come up within 90 s; see {log_path}")
+    sys.exit(f"uWSGI did not come up within 90 s; see {log_path}")
 
 
 def _answers(port: int, slug: str) -> bool:
@@ -244,7 +246,7 @@ def _answers(port: int, slug: str) -> bool:
 
 
 def stop(server: Server) -> None:
-    """Stop gunicorn gracefully (SIGTERM to the master, as a platform does), else kill it."""
+    """Stop uWSGI gracefully (SIGTERM to the master, as a platform does), else kill it."""
     if server.proc.poll() is None:
         server.proc.terminate()
         try:

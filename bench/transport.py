@@ -1,7 +1,7 @@
 """The driver's transport: plain sockets, one epoll loop per process, coroutines driven by hand.
 
 Why not asyncio: its tasks, futures, handles and transports cost the driver about 1 ms of CPU
-per request on this machine (measured), twice its budget, and gunicorn's sync workers close the
+per request on this machine (measured), twice its budget, and the uWSGI workers close the
 connection after each response, so every request pays for a connection set-up. Here a request is
 ``socket()``, ``connect()`` (immediate on the loopback), ``send()``, one epoll registration
 and a ``recv()`` or two; the participants stay ordinary ``async def`` coroutines

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # README command 1: install, migrate, load the demo study and start the study server on the
-# embedded default (SQLite in var/, no other service), served by gunicorn as in production.
+# embedded default (SQLite in var/, no other service), served by uWSGI as in production.
 # Prints the participant link and logins.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,12 +23,12 @@ python manage.py migrate --noinput
 python manage.py collectstatic --noinput --verbosity 0
 python manage.py import_study fixtures/spotlight-replication.yaml --if-missing
 python manage.py demo_setup --base-url "http://127.0.0.1:${PORT}"
-# gunicorn, as in production: the same gunicorn.conf.py as the Procfile (sync workers, one per CPU;
-# an access log without query strings, so no Prolific ID is logged, docs/security.md), with
-# DEBUG off and WhiteNoise serving the static files. SQLite copes with several workers: settings.py
-# opens it in WAL mode with IMMEDIATE transactions and a 30 s busy timeout, so concurrent writes
-# wait for each other instead of failing with "database is locked". The workers share the
-# arrival rate limit's counters through a file cache in var/ (no cache service needed).
+# uWSGI, as in production: the same uwsgi.ini as the Procfile (one worker process per CPU, at
+# least 2; an access log without query strings, so no Prolific ID is logged, docs/security.md),
+# with DEBUG off and WhiteNoise serving the static files. SQLite copes with several workers:
+# settings.py opens it in WAL mode with IMMEDIATE transactions and a 30 s busy timeout, so
+# concurrent writes wait for each other instead of failing with "database is locked". The workers
+# share the arrival rate limit's counters through a file cache in var/ (no cache service needed).
 export CACHE_URL=${CACHE_URL:-filecache://$PWD/var/cache}
-echo "Serving on http://127.0.0.1:${PORT} (gunicorn; stop with Ctrl-C)"
-exec gunicorn spotlight_study.wsgi:application --config gunicorn.conf.py --bind "127.0.0.1:${PORT}"
+echo "Serving on http://127.0.0.1:${PORT} (uWSGI; stop with Ctrl-C)"
+exec uwsgi --ini uwsgi.ini --http-socket "127.0.0.1:${PORT}"

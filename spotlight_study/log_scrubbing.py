@@ -10,7 +10,7 @@ dict or an exception message about the entry can carry one. This module scrubs t
 - :class:`ScrubbingFormatter` applies it to everything a handler writes, traceback included
   (settings ``LOGGING``: every handler uses it);
 - :class:`ServerScrubbingFormatter` also removes the whole query string from the request lines
-  of ``runserver`` (the ``django.server`` logger), as the Procfile's gunicorn access-log format
+  of ``runserver`` (the ``django.server`` logger), as the Procfile's uWSGI access-log format
   does;
 - :func:`scrub_sentry_event` is the same scrubbing as Sentry's ``before_send``, and
   :func:`sentry_init` starts the optional sentry-sdk reporting with it (``SENTRY_DSN``).

@@ -80,7 +80,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     # Imports the URLconf and compiles the participant templates when the handler is built (in
-    # gunicorn's preloaded master), then removes itself from the chain (middleware/warmup.py).
+    # uWSGI's master, before the workers fork), then removes itself from the chain (middleware/warmup.py).
     "spotlight_study.middleware.warmup.WarmUpMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # django-csp with the site policy's header built once per process (middleware/csp.py).
@@ -237,7 +237,7 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 256 * 1024
 
 # Django's cache holds the arrival rate limit's counters. CACHE_URL (or REDIS_URL), e.g.
 # redis://127.0.0.1:6379/1, names a cache shared by all server processes, which production's
-# several gunicorn workers need; without it each process would count on its own (serve.sh sets a
+# several uWSGI workers need; without it each process would count on its own (serve.sh sets a
 # file cache in var/cache that its workers share).
 _CACHE_URL = env("CACHE_URL", default="") or env("REDIS_URL", default="")
 CACHES = {
@@ -390,8 +390,8 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 
 # Prolific IDs are personal data: every handler's formatter scrubs PROLIFIC_PID, STUDY_ID and
 # SESSION_ID values (and bare 24-hex Prolific IDs) from what it writes, and runserver's request
-# lines lose their query string (spotlight_study/log_scrubbing.py). gunicorn's access-log format
-# is set without the query string in gunicorn.conf.py.
+# lines lose their query string (spotlight_study/log_scrubbing.py). uWSGI's access-log format
+# is set without the query string in uwsgi.ini.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -1,4 +1,4 @@
-"""WSGI entry point, used by gunicorn in production."""
+"""WSGI entry point, used by uWSGI in production (uwsgi.ini)."""
 import os
 
 from django.core.wsgi import get_wsgi_application

@@ -64,7 +64,7 @@ def _run_without_key(*args: str, **extra: str) -> subprocess.CompletedProcess:
 
 
 def test_server_refuses_to_start_without_a_secret_key_when_debug_is_off():
-    """DEBUG off and no SECRET_KEY: gunicorn's app fails to load with ImproperlyConfigured."""
+    """DEBUG off and no SECRET_KEY: the web server's app fails to load with ImproperlyConfigured."""
     result = _run_without_key(
         sys.executable, "-c", "import django; from spotlight_study.wsgi import application",
         DJANGO_SETTINGS_MODULE="spotlight_study.settings",

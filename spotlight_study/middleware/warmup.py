@@ -3,13 +3,13 @@
 Django imports the URLconf (and with it every app's views and what they import: the OpenAI
 client, the analysis code) and compiles each template on first use. Measured on this 2-core
 machine, the first participant flow of a fresh process cost about 2 s of CPU instead of about
-0.1 s, almost all of it the URLconf's imports. Under gunicorn every worker paid it again after
-the fork, in the middle of the traffic it had just started to serve.
+0.1 s, almost all of it the URLconf's imports. Under a pre-forking server every worker paid it
+again after the fork, in the middle of the traffic it had just started to serve.
 
 This middleware does that work in its ``__init__``, which Django calls when it builds the
-request handler, i.e. when ``spotlight_study.wsgi`` is imported: with gunicorn's
-``--preload`` (``gunicorn.conf.py``) that is the master process, once, and the workers inherit
-the result (copy-on-write) instead of repeating it. Then it raises ``MiddlewareNotUsed``, so it
+request handler, i.e. when ``spotlight_study.wsgi`` is imported: with uWSGI (``uwsgi.ini``
+loads the app before forking) that is the master process, once, and the workers inherit the
+result (copy-on-write) instead of repeating it. Then it raises ``MiddlewareNotUsed``, so it
 costs requests nothing. It never touches the database (a connection opened before the fork
 would be shared by every worker).
 """

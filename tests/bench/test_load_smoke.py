@@ -45,7 +45,7 @@ def _assert_correct(figures: dict, n: int) -> None:
 
 
 def test_load_bench_on_sqlite_completes_every_flow_and_checks_the_database(tmp_path):
-    """bench/load.py --database sqlite: 6 participants complete through gunicorn; the checks hold."""
+    """bench/load.py --database sqlite: 6 participants complete through uWSGI; the checks hold."""
     figures = _run_load(tmp_path, "--n", "6", "--concurrency", "3", "--database", "sqlite")
     _assert_correct(figures, 6)
     assert figures["database"].startswith("sqlite")
@@ -53,7 +53,7 @@ def test_load_bench_on_sqlite_completes_every_flow_and_checks_the_database(tmp_p
 
 @pytest.mark.skipif(not (_reachable(5432) and _reachable(6379)), reason="needs PostgreSQL and Redis on 127.0.0.1")
 def test_two_app_servers_on_one_postgres_and_redis_lose_nothing(tmp_path):
-    """bench/load.py --servers 2: requests alternate between two gunicorn instances sharing one
+    """bench/load.py --servers 2: requests alternate between two uWSGI instances sharing one
     PostgreSQL and Redis; every flow completes, no duplicates, cells within 1."""
     import psycopg
 

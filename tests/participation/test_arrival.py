@@ -270,20 +270,20 @@ def test_a_malformed_setting_stops_the_server_with_a_clear_message(value):
 
 @pytest.fixture
 def limited_procfile_server(monkeypatch, transactional_db, tmp_path, demo_data):
-    """The Procfile's web command (gunicorn, one worker) with the default ENTRY_RATE_LIMIT=30/m
+    """The Procfile's web command (uWSGI, one worker) with the default ENTRY_RATE_LIMIT=30/m
     and the demo study in the test database."""
     from spotlight_study.studies.services import study_import
 
     study_import(data=demo_data)
     monkeypatch.setenv("ENTRY_RATE_LIMIT", "30/m")
-    command = procfile_web_command().replace("--bind 0.0.0.0:", "--bind 127.0.0.1:")
+    command = procfile_web_command().replace("--http-socket 0.0.0.0:", "--http-socket 127.0.0.1:")
     server = _start_server(command, tmp_path)
     yield server
     server.stop()
 
 
-def test_a_burst_of_100_arrivals_through_gunicorn_gets_429s(limited_procfile_server, demo_data):
-    """100 new participants from one address at once through the Procfile's gunicorn: 30 get in
+def test_a_burst_of_100_arrivals_through_the_web_server_gets_429s(limited_procfile_server, demo_data):
+    """100 new participants from one address at once through the Procfile's uWSGI: 30 get in
     (60 if the minute's window turns during the burst), the rest get 429 and create nothing."""
     url = f"{limited_procfile_server.url}/s/{demo_data['slug']}/"
 

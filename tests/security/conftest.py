@@ -77,9 +77,9 @@ class Server:
 
 
 def serve_sh_server_command() -> str:
-    """The command ``scripts/serve.sh`` ends with (``exec …gunicorn…``), without ``exec``."""
+    """The command ``scripts/serve.sh`` ends with (``exec uwsgi …``), without ``exec``."""
     lines = [l for l in (REPO / "scripts" / "serve.sh").read_text().splitlines() if l.startswith("exec ")]
-    assert len(lines) == 1 and "gunicorn" in lines[0], lines
+    assert len(lines) == 1 and "uwsgi --ini uwsgi.ini" in lines[0], lines
     return lines[0].removeprefix("exec ").strip()
 
 
@@ -128,22 +128,22 @@ def _start_server(command: str, tmp_path: Path) -> Server:
 
 @pytest.fixture
 def procfile_server(transactional_db, tmp_path):
-    """The Procfile's web command (gunicorn) on a free port of 127.0.0.1, on the test database.
+    """The Procfile's web command (uWSGI) on a free port of 127.0.0.1, on the test database.
 
     The command runs as written, in a shell (so ``${PORT:-8000}`` expands), with one change: its
-    ``--bind 0.0.0.0:`` becomes ``127.0.0.1:``, because tests listen on the loopback only.
+    ``--http-socket 0.0.0.0:`` becomes ``127.0.0.1:``, because tests listen on the loopback only.
     One worker (``WEB_CONCURRENCY=1``).
     """
     command = procfile_web_command()
-    assert "--bind 0.0.0.0:${PORT:-8000}" in command, command
-    server = _start_server(command.replace("--bind 0.0.0.0:", "--bind 127.0.0.1:"), tmp_path)
+    assert "--http-socket 0.0.0.0:${PORT:-8000}" in command, command
+    server = _start_server(command.replace("--http-socket 0.0.0.0:", "--http-socket 127.0.0.1:"), tmp_path)
     yield server
     server.stop()
 
 
 @pytest.fixture
 def serve_sh_server(transactional_db, tmp_path):
-    """The server command of ``scripts/serve.sh`` (gunicorn with ``gunicorn.conf.py``), as written."""
+    """The server command of ``scripts/serve.sh`` (uWSGI with ``uwsgi.ini``), as written."""
     server = _start_server(serve_sh_server_command(), tmp_path)
     yield server
     server.stop()

@@ -111,7 +111,7 @@ def test_the_lockout_ends_after_the_cool_off(staff, settings):
 
 
 def test_procfile_server_locks_the_account_after_thirty_wrong_logins(procfile_server):
-    """Through the Procfile's gunicorn command: 30 wrong logins lock; the right password gets 429."""
+    """Through the Procfile's uWSGI command: 30 wrong logins lock; the right password gets 429."""
     from django.conf import settings
 
     User.objects.create_user("carol", password=PASSWORD, is_staff=True)

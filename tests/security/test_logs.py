@@ -49,7 +49,7 @@ def _participant_entry(server, slug: str) -> dict[str, str]:
 
 
 def test_procfile_access_log_holds_no_prolific_identifiers(procfile_server, demo_study):
-    """With the Procfile's gunicorn command, a participant entry leaves no PID in any log line."""
+    """With the Procfile's uWSGI command, a participant entry leaves no PID in any log line."""
     ids = _participant_entry(procfile_server, demo_study.slug)
     log = procfile_server.stop()
     assert f'"GET /s/{demo_study.slug}/ HTTP/1.1" 302' in log, log  # the access log is on
@@ -60,7 +60,7 @@ def test_procfile_access_log_holds_no_prolific_identifiers(procfile_server, demo
 
 
 def test_serve_sh_log_holds_no_query_string(serve_sh_server, demo_study):
-    """With serve.sh's gunicorn command, request lines are logged without their query string."""
+    """With serve.sh's uWSGI command, request lines are logged without their query string."""
     ids = _participant_entry(serve_sh_server, demo_study.slug)
     log = serve_sh_server.stop()
     assert f'"GET /s/{demo_study.slug}/ HTTP/1.1" 302' in log, log
@@ -196,3 +196,24 @@ def test_sentry_reports_are_scrubbed_when_sentry_dsn_is_set():
     received = b"".join(_FakeSentry.bodies).decode(errors="replace")
     assert "ValueError" in received and "failed for" in received, received[:2000]
     assert PID not in received
+
+
+def test_uwsgi_settings_never_log_a_query_string():
+    """uwsgi.ini's access line has the path only, and uWSGI's own per-request messages, which
+    quote the whole URI, are switched off or dropped when they carry an entry's IDs."""
+    from ..conftest import REPO
+
+    settings: dict[str, list[str]] = {}
+    for line in (REPO / "uwsgi.ini").read_text().splitlines():
+        if "=" in line and not line.lstrip().startswith((";", "#", "[")):
+            key, value = (part.strip() for part in line.split("=", 1))
+            settings.setdefault(key, []).append(value)
+    (log_format,) = settings["log-format"]
+    assert "%(var.PATH_INFO)" in log_format
+    for leaky in ("%(uri)", "QUERY_STRING", "REQUEST_URI", "%(var.", "%(vars)"):
+        assert leaky not in log_format.replace("%(var.PATH_INFO)", ""), leaky
+    for switch in ("ignore-sigpipe", "ignore-write-errors", "disable-write-exception", "log-master"):
+        assert settings[switch] == ["true"], switch
+    (drain,) = settings["log-drain"]
+    for name in ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID"):
+        assert re.search(drain, f"GET /s/demo/?{name}=5f1e2d3c4b5a69788796a5b4")
