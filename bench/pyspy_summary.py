@@ -42,9 +42,12 @@ BUCKETS = [
     ("  DB driver: psycopg execute (send + wait)", r"^(Cursor|ClientCursor)\.execute "),
     ("  DB: transaction begin/commit", r"^(Atomic\.__enter__|Atomic\.__exit__|BaseDatabaseWrapper\.commit|BaseDatabaseWrapper\._commit) "),
     ("  DB: connection setup/health check", r"^(BaseDatabaseWrapper\.(connect|ensure_connection|close_if_unusable_or_obsolete|is_usable)|DatabaseWrapper\.is_usable) "),
-    ("outside the app (uWSGI: parse request, write response, access log)", None),
-    ("  access log (Python side)", r"^(Logger\.access|Logger\.atoms|GLogger\.access) "),
+    # uWSGI parses requests and writes responses in C: py-spy sees no Python frame of the server,
+    # so this is 0 unless the profile was taken of a Python server (gunicorn's worker frames).
+    ("outside the app (the server's own Python frames)", None),
 ]
+
+_REQUEST_FRAMES = ("WSGIHandler.__call__ ", "SyncWorker.handle ", "ThreadWorker.handle")
 
 
 def main() -> None:
@@ -58,7 +61,8 @@ def main() -> None:
         stack, _, n = line.rpartition(" ")
         frames = [f for f in stack.split(";") if not f.startswith("process ")]
         samples.append((frames, int(n)))
-    worker = [(f, n) for f, n in samples if any(x.startswith("SyncWorker.handle ") or x.startswith("ThreadWorker.handle") for x in f)]
+    # A request's samples: inside Django's handler (uWSGI) or a Python server's request handling.
+    worker = [(f, n) for f, n in samples if any(x.startswith(_REQUEST_FRAMES) for x in f)]
     total = sum(n for _, n in worker)
     print(f"{sum(n for _, n in samples)} samples, {total} in request handling of the workers")
     compiled = [(label, re.compile(rx) if rx else None) for label, rx in BUCKETS]
@@ -71,7 +75,7 @@ def main() -> None:
         for label in hit:
             in_app[label] += n
     outside = sum(n for f, n in worker if not any(x.startswith("WSGIHandler.__call__ ") for x in f))
-    in_app["outside the app (uWSGI: parse request, write response, access log)"] = outside
+    in_app["outside the app (the server's own Python frames)"] = outside
     print(f"\n{'share of worker CPU samples (inclusive)':<72} {'%':>6}")
     for label, _ in compiled:
         print(f"{label:<72} {in_app[label] / total * 100:6.1f}")
