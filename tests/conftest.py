@@ -1,12 +1,16 @@
-"""Shared fixtures: the demo study, Prolific IDs, a participant walker and a staff user."""
+"""Shared fixtures: the demo study, Prolific IDs, a participant walker and a staff user; the
+suite's seed and Hypothesis profile."""
 from __future__ import annotations
 
 import copy
+import os
+import random
 import re
 import secrets
 from pathlib import Path
 
 import factory
+import hypothesis
 import pytest
 from django.contrib.auth.models import User
 
@@ -15,6 +19,37 @@ from spotlight_study.studies.schema import parse_study_file
 REPO = Path(__file__).resolve().parent.parent
 DEMO_FILE = REPO / "fixtures" / "spotlight-replication.yaml"
 SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+# Hypothesis: in CI every run tries the same examples (derandomized, no example database), so a
+# red CI run is red again on a rerun; locally it explores, and a failure prints the blob that
+# replays it (@reproduce_failure).
+hypothesis.settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+hypothesis.settings.register_profile("dev", print_blob=True)
+hypothesis.settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+
+def pytest_configure(config):
+    """Draw the suite's seed once (``TEST_SEED`` in the environment repeats a run's draw)."""
+    raw = os.environ.get("TEST_SEED", "").strip()
+    config.spotlight_test_seed = int(raw) if raw.isdigit() else secrets.randbelow(2**32)
+
+
+def pytest_report_header(config):
+    """Print the seed at the top of every run, so a failure can be repeated with it."""
+    seed = config.spotlight_test_seed
+    return f"test seed: {seed} (repeat a run's random choices with TEST_SEED={seed})"
+
+
+@pytest.fixture(autouse=True)
+def _seeded_random(request):
+    """Seed Python's ``random`` for each test from the suite's seed and the test's id.
+
+    Every random choice a test makes with the ``random`` module is then repeated by
+    ``TEST_SEED``, whatever ran before it; choices of their own (``random.Random(n)``,
+    ``numpy.random.default_rng(n)``) are fixed by ``n``.
+    """
+    random.seed(f"{request.config.spotlight_test_seed}:{request.node.nodeid}")
 
 
 class StaffFactory(factory.django.DjangoModelFactory):

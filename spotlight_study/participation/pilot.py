@@ -96,12 +96,14 @@ _COMMENTS = (
 
 @dataclass(frozen=True)
 class PilotReport:
-    """What a pilot run made: counts of pilot participants by final state."""
+    """What a pilot run made: counts of pilot participants by final state, and the seed of
+    their simulated behaviour (``manage.py pilot --seed`` repeats the run's answers and times)."""
 
     participants: int
     completed: int
     failed_check: int
     in_progress: int
+    seed: int
 
 
 def pilot_participant_create(
@@ -349,7 +351,8 @@ def pilot_run(
     Returns
     -------
     PilotReport
-        Counts of this run's pilot participants by final state.
+        Counts of this run's pilot participants by final state, and the seed used (drawn when
+        none was given).
 
     Raises
     ------
@@ -369,7 +372,9 @@ def pilot_run(
         )
     if training_setting(study) is None or not main_settings(study):
         raise PilotError("The study needs a training setting and at least one main setting.")
-    rng = random.Random(secrets.randbits(64) if seed is None else seed)
+    if seed is None:
+        seed = secrets.randbits(32)
+    rng = random.Random(seed)
     end = now or timezone.now()
     # Numbering goes on from earlier pilots, so several small runs still cycle all profiles.
     first = Participant.objects.filter(study=study, is_pilot=True).count()
@@ -383,6 +388,7 @@ def pilot_run(
         completed=status.count(Participant.Status.COMPLETED),
         failed_check=sum(1 for p in made if p.instruction_check_passed is False),
         in_progress=status.count(Participant.Status.IN_PROGRESS),
+        seed=seed,
     )
 
 

@@ -78,12 +78,19 @@ def _label_for(answer: str) -> tuple[bool, bool, bool]:
     return '"' in answer, False, no_difference
 
 
-def _label_queue(page: Page, base_url: str, *, hotkeys: bool, disagree_first: bool) -> list[str]:
-    """Label every item of the annotator's queue on the item page; return the public ids.
+def _label_queue(
+    page: Page, base_url: str, *, hotkeys: bool, disagree_once: bool
+) -> tuple[list[str], str | None]:
+    """Label every item of the annotator's queue on the item page.
 
     With ``hotkeys`` the digits choose the options and Ctrl+Enter saves and opens the next item;
-    otherwise the options are clicked and "Save and next item" pressed. ``disagree_first`` flips
-    the surface-difference answer on the first item, to send it to adjudication.
+    otherwise the options are clicked and "Save and next item" pressed. ``disagree_once`` flips
+    the surface-difference answer on the first item that does not claim "no difference", to send
+    it to adjudication (on a "no difference" item a named surface difference is not a valid
+    label, and the queue's order is the annotator's own random order).
+
+    Returns the public ids in the order labelled, and the id of the item disagreed on (None
+    without ``disagree_once``).
     """
     page.goto(f"{base_url}/annotate/")
     page.get_by_role("link", name="My queue").click()
@@ -91,13 +98,15 @@ def _label_queue(page: Page, base_url: str, *, hotkeys: bool, disagree_first: bo
     open_count = int(re.search(r"Still open to you: (\d+)", status).group(1))
     page.get_by_role("button", name="Next item").click()
     labeled = []
+    disputed = None
     while len(labeled) < open_count:
         expect(page.locator("#progress")).to_have_text(f"{len(labeled)} / {open_count}")
         item_id = page.locator("#item-id").inner_text()
         assert item_id not in labeled
         identified, surface, no_difference = _label_for(page.locator("#answer-text").inner_text())
-        if disagree_first and not labeled:
+        if disagree_once and disputed is None and not no_difference:
             surface = not surface
+            disputed = item_id
         if hotkeys:
             focus_nothing(page)
             keys = ("1" if identified else "2", "3" if surface else "4")
@@ -124,7 +133,8 @@ def _label_queue(page: Page, base_url: str, *, hotkeys: bool, disagree_first: bo
         labeled.append(item_id)
     expect(page.locator(".messages")).to_contain_text("There is nothing left for you to label")
     expect(page.locator("#labeled-count")).to_have_text(str(open_count))
-    return labeled
+    assert disputed is not None or not disagree_once, "every item claimed no difference"
+    return labeled, disputed
 
 
 def test_new_researcher_pilots_annotates_downloads_and_analyses(browser, live_server, tmp_path):
@@ -144,6 +154,8 @@ def test_new_researcher_pilots_annotates_downloads_and_analyses(browser, live_se
     researcher.locator("#pilot-n").fill("10")
     researcher.get_by_role("button", name="Run a pilot").click()
     expect(researcher.locator(".messages")).to_contain_text("Pilot: 10 simulated participant(s)")
+    seed = re.search(r"\(seed (\d+)\)", researcher.locator(".messages").inner_text()).group(1)
+    print(f"pilot seed {seed} (manage.py pilot {SLUG} --participants 10 --seed {seed})")
     pilots = Participant.objects.filter(study=study, is_pilot=True)
     assert pilots.count() == 10 and not Participant.objects.filter(study=study, is_pilot=False)
     statuses = Counter(pilots.values_list("status", flat=True))
@@ -169,9 +181,11 @@ def test_new_researcher_pilots_annotates_downloads_and_analyses(browser, live_se
     # 3. The printed annotators label every answer; both see all of them.
     annotator_pages = {}
     labeled = {}
+    disputed = None
     for i, name in enumerate(annotators):
         page = _log_in(browser, base, name, logins[name])
-        labeled[name] = _label_queue(page, base, hotkeys=i == 0, disagree_first=i == 1)
+        labeled[name], flipped = _label_queue(page, base, hotkeys=i == 0, disagree_once=i == 1)
+        disputed = disputed or flipped
         annotator_pages[name] = page
     items = Item.objects.filter(study=study)
     assert items.count() == n_answers
@@ -179,7 +193,6 @@ def test_new_researcher_pilots_annotates_downloads_and_analyses(browser, live_se
         assert sorted(labeled[name]) == sorted(items.values_list("public_id", flat=True))
         own = Annotation.objects.filter(item__study=study, annotator__username=name)
         assert own.count() == n_answers
-    disputed = labeled[annotators[1]][0]
     assert FinalLabel.objects.filter(item__study=study).count() == n_answers - 1
     assert not FinalLabel.objects.filter(item__public_id=disputed).exists()
 

@@ -45,7 +45,8 @@ class Command(BaseCommand):
             f"Pilot of {slug}: {report.participants} simulated participant(s): "
             f"{report.completed} completed, {report.in_progress} still in progress (dropped out), "
             f"{report.participants - report.completed - report.in_progress} ended early; "
-            f"{report.failed_check} of the {report.participants} failed the instruction check."
+            f"{report.failed_check} of the {report.participants} failed the instruction check "
+            f"(seed {report.seed}: --seed {report.seed} repeats these answers and times)."
         )
         self.stdout.write(
             f"Export or analyse them with --include-pilot; remove them with "
