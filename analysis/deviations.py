@@ -3,29 +3,28 @@
 The plan is a plain JSON object (format :data:`PLAN_FORMAT`, documented in
 ``docs/analysis.md``). The platform writes it with ``manage.py preregister``;
 this module lists the confirmatory tests a design implies
-(:func:`planned_tests`), fingerprints a plan (:func:`plan_sha256`), reads one
-back (:func:`load_plan`) and compares a finished analysis with it
-(:func:`compare_to_plan`). Pure Python: no Django.
+(:func:`planned_tests`), reads one back (:func:`load_plan`) and compares a
+finished analysis with it (:func:`compare_to_plan`). Its fingerprint, the
+SHA-256 of its canonical JSON, is :mod:`analysis.plan_hash`. Pure Python: no
+Django.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from .errors import AnalysisInputError
+from .plan_hash import plan_sha256
 
 __all__ = [
     "PLAN_FORMAT",
     "TEST_SECTIONS",
     "DESCRIPTIVE_SECTIONS",
-    "canonical_json",
     "check_plan",
     "compare_to_plan",
     "load_plan",
-    "plan_sha256",
     "planned_tests",
 ]
 
@@ -52,82 +51,6 @@ _REQUIRED_KEYS = ("format", "alpha", "correction", "tests", "exclusion_rules", "
 _DIRECTION_WORDS = {"greater": "higher", "less": "lower", "two-sided": "different"}
 _TREATMENT_WORDS = {"pattern": "the token pattern",
                     "pattern_with_distractors": "the token pattern with distractors"}
-
-
-def canonical_json(value) -> bytes:
-    """The canonical serialisation a plan's hash is computed over.
-
-    Parameters
-    ----------
-    value : JSON-compatible object
-        Dicts, lists, strings, finite numbers, booleans and None.
-
-    Returns
-    -------
-    bytes
-        UTF-8 JSON with keys sorted at every level, ``","`` and ``":"`` as
-        separators and no other whitespace; non-ASCII characters are kept as
-        is (not ``\\u`` escaped).
-
-    Raises
-    ------
-    ValueError
-        If ``value`` holds NaN or an infinite float (not valid JSON).
-    TypeError
-        If ``value`` holds an object JSON cannot represent.
-
-    Notes
-    -----
-    The same rules as the JSON Canonicalization Scheme for key order and
-    whitespace; numbers are written by Python's ``json`` module, which is
-    stable for the integers and short decimals a plan holds.
-
-    References
-    ----------
-    .. [1] RFC 8785, *JSON Canonicalization Scheme (JCS)*.
-
-    Examples
-    --------
-    >>> canonical_json({"b": 1, "a": [True, None]})
-    b'{"a":[true,null],"b":1}'
-    """
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      allow_nan=False).encode("utf-8")
-
-
-def plan_sha256(plan: Mapping) -> str:
-    """SHA-256 of the canonical JSON of ``plan``, as 64 lowercase hex digits.
-
-    Parameters
-    ----------
-    plan : Mapping
-        A plan (or any JSON-compatible mapping, e.g. a study definition).
-
-    Returns
-    -------
-    str
-        ``hashlib.sha256(canonical_json(plan)).hexdigest()``.
-
-    Raises
-    ------
-    ValueError, TypeError
-        As :func:`canonical_json`.
-
-    Notes
-    -----
-    Key order and indentation of a ``plan.json`` file do not change the
-    hash; any change of a value does.
-
-    References
-    ----------
-    .. [1] NIST FIPS 180-4, *Secure Hash Standard*.
-
-    Examples
-    --------
-    >>> plan_sha256({"a": 1}) == plan_sha256({"a": 1})
-    True
-    """
-    return hashlib.sha256(canonical_json(plan)).hexdigest()
 
 
 def planned_tests(

@@ -23,3 +23,12 @@ class AnalysisInputError(ValueError):
     ...     print(exc)
     responses.csv is missing column(s): setting
     """
+
+
+class PlanIntegrityError(ValueError):
+    """A stored preregistered plan does not match the SHA-256 recorded when it was frozen.
+
+    Raised by :func:`analysis.plan_hash.plan_verified`; the message names the plan and gives
+    the recorded and the actual hash. Not an :class:`AnalysisInputError`: the data may be fine,
+    but the plan a report would cite is not the one that was preregistered.
+    """

@@ -6,7 +6,8 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from .deviations import canonical_json, check_plan, compare_to_plan
+from .deviations import check_plan, compare_to_plan
+from .plan_hash import canonical_json
 from .inputs import load_export
 from .machine_coder import check_machine_coder
 from .pipeline import HOLM_FAMILIES, compute_results, to_json

@@ -20,3 +20,11 @@ class PlanInputError(PreregError):
 
     code = "invalid_plan_input"
     http_status = 400
+
+
+class PlanTamperedError(PreregError):
+    """A stored plan version no longer hashes to the SHA-256 recorded when it was registered:
+    it was changed after it was frozen, and no report may cite it (message for the researcher)."""
+
+    code = "plan_tampered"
+    http_status = 409

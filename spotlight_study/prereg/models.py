@@ -12,7 +12,7 @@ class PlanVersion(models.Model):
     """A frozen analysis plan. Rows are only ever added, never changed or deleted by the app.
 
     ``canonical_json`` holds the exact bytes (as UTF-8 text) that ``plan_sha256`` is the SHA-256
-    of (keys sorted, no whitespace; :func:`analysis.deviations.canonical_json`), so the record can
+    of (keys sorted, no whitespace; :func:`analysis.plan_hash.canonical_json`), so the record can
     be checked without re-serialising. ``study_status`` is the study's status when the version was
     registered; ``reason`` is why it replaces the previous version (required once the study is
     live).

@@ -131,7 +131,8 @@ def plan_build(*, study: Study, sample_size: SampleSizeInput, alpha: float = 0.0
     The plan holds no time and no reason, so the same study and options always give the same
     plan and hash.
     """
-    from analysis.deviations import DESCRIPTIVE_SECTIONS, PLAN_FORMAT, plan_sha256, planned_tests
+    from analysis.deviations import DESCRIPTIVE_SECTIONS, PLAN_FORMAT, planned_tests
+    from analysis.plan_hash import plan_sha256
     from analysis.pipeline import HOLM_FAMILIES, likert_alternatives_for
 
     if not 0 < alpha < 1:

@@ -49,7 +49,7 @@ def plan_register(*, study: Study, plan: dict, reason: str = "") -> Registration
     reason is longer than :data:`REASON_MAX_CHARS`; or if the same amended plan was registered
     before. Nothing is stored then.
     """
-    from analysis.deviations import canonical_json, plan_sha256
+    from analysis.plan_hash import canonical_json, plan_sha256
 
     reason = (reason or "").strip()
     if len(reason) > REASON_MAX_CHARS:

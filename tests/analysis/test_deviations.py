@@ -1,4 +1,5 @@
-"""analysis.deviations: the plan's canonical hash and the comparison of a run with its plan."""
+"""analysis.plan_hash and analysis.deviations: the plan's canonical hash, its check against the
+recorded hash, and the comparison of a run with its plan."""
 from __future__ import annotations
 
 import hashlib
@@ -11,12 +12,12 @@ from analysis.__main__ import main as analysis_main
 from analysis.deviations import (
     DESCRIPTIVE_SECTIONS,
     PLAN_FORMAT,
-    canonical_json,
     compare_to_plan,
     load_plan,
-    plan_sha256,
     planned_tests,
 )
+from analysis.errors import PlanIntegrityError
+from analysis.plan_hash import canonical_json, plan_sha256, plan_verified
 from analysis.pipeline import HOLM_FAMILIES, likert_alternatives_for
 
 USED = {"method": "holm", "families": HOLM_FAMILIES}
@@ -168,3 +169,25 @@ def test_without_a_plan_results_and_report_have_no_preregistration(export_dir, t
     assert "preregistration" not in results
     assert "Deviations from the preregistered plan" not in (tmp_path / "report.md").read_text()
     assert not (tmp_path / "plan.json").exists()
+
+
+def test_plan_verified_gives_back_the_stored_plan_when_its_hash_matches():
+    """A stored canonical plan whose recorded SHA-256 is sha256sum of its bytes is returned."""
+    plan = {"format": PLAN_FORMAT, "alpha": 0.05, "note": "Grüße"}
+    text = canonical_json(plan).decode("utf-8")
+    assert plan_verified(text, hashlib.sha256(text.encode()).hexdigest()) == plan
+
+
+@pytest.mark.parametrize("tamper", [
+    lambda t: t.replace('"alpha":0.05', '"alpha":0.1'),        # a changed value
+    lambda t: json.dumps(json.loads(t), indent=2),           # same values, not canonical bytes
+    lambda t: t[:-1],                                        # no longer JSON
+])
+def test_plan_verified_refuses_a_plan_changed_after_it_was_frozen(tamper):
+    """An edited, re-indented or truncated stored plan is refused, naming both hashes."""
+    plan = {"format": PLAN_FORMAT, "alpha": 0.05}
+    text = canonical_json(plan).decode("utf-8")
+    stored = plan_sha256(plan)
+    with pytest.raises(PlanIntegrityError) as info:
+        plan_verified(tamper(text), stored, source="plan v1 of demo")
+    assert "plan v1 of demo" in str(info.value) and stored in str(info.value)

@@ -340,8 +340,10 @@ def test_docstring_examples_run():
     import doctest
 
     import analysis.pipeline
+    import analysis.plan_hash
     from analysis.stats import agreement, descriptive, multicomp, power, proportion, rank
 
-    for module in (proportion, rank, multicomp, power, descriptive, agreement, analysis.pipeline):
+    for module in (proportion, rank, multicomp, power, descriptive, agreement, analysis.pipeline,
+                   analysis.plan_hash):
         result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
         assert result.failed == 0 and result.attempted > 0, module.__name__

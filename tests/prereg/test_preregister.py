@@ -10,7 +10,7 @@ from django.core.management import CommandError, call_command
 
 from analysis import plan_sample_size
 from analysis.__main__ import main as analysis_main
-from analysis.deviations import plan_sha256
+from analysis.plan_hash import plan_sha256
 from spotlight_study.annotation.models import Exclusion
 from spotlight_study.prereg.models import PlanVersion
 from spotlight_study.prereg.plan import EXCLUSION_RULES, study_definition
@@ -181,3 +181,31 @@ def test_analyze_no_plan_leaves_the_plan_out(demo_study, tmp_path, settings):
                   lambda r: r.position == 0 or r.condition == "pattern")
     call_command("analyze", demo_study.slug, "--out", str(tmp_path / "out"), "--include-pilot", "--no-plan")
     assert "preregistration" not in json.loads((tmp_path / "out" / "results.json").read_text())
+
+
+def test_analyze_refuses_a_plan_changed_in_the_database_after_it_was_frozen(demo_study, tmp_path, settings):
+    """A stored plan edited after preregister (alpha 0.05 -> 0.10) makes analyze refuse, naming
+    both hashes, and write no report; with --no-plan it analyses without citing it."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    sha = _preregister(demo_study, tmp_path / "prereg", "--planned-n", "48")
+    call_command("pilot", demo_study.slug, "--participants", "4", "--seed", "11")
+    _annotate_all(demo_study, [make_user("a0", "annotators"), make_user("a1", "annotators")],
+                  lambda r: r.position == 0 or r.condition == "pattern")
+    version = PlanVersion.objects.get(study=demo_study)
+    assert '"alpha":0.05' in version.canonical_json
+    # An edit behind the app's back (the app never changes a plan row): SQL, the shell, a restore.
+    PlanVersion.objects.filter(pk=version.pk).update(
+        canonical_json=version.canonical_json.replace('"alpha":0.05', '"alpha":0.1')
+    )
+    out = tmp_path / "out"
+    with pytest.raises(CommandError) as info:
+        call_command("analyze", demo_study.slug, "--out", str(out), "--include-pilot")
+    message = str(info.value)
+    assert "Plan v1 of spotlight-replication was changed after it was frozen" in message
+    tampered = hashlib.sha256(
+        PlanVersion.objects.get(pk=version.pk).canonical_json.encode()
+    ).hexdigest()
+    assert sha in message and tampered in message and "Nothing was analysed" in message
+    assert not (out / "results.json").exists()
+    call_command("analyze", demo_study.slug, "--out", str(out), "--include-pilot", "--no-plan")
+    assert "preregistration" not in json.loads((out / "results.json").read_text())

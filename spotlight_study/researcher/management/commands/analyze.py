@@ -45,13 +45,21 @@ class Command(BaseCommand):
     def handle(self, *args, slug, out, include_pilot=False, no_plan=False, margin=None, **options):
         from analysis import AnalysisInputError
 
-        from spotlight_study.prereg.selectors import plan_latest
+        from spotlight_study.prereg.errors import PlanTamperedError
+        from spotlight_study.prereg.selectors import plan_checked, plan_latest
 
         study = study_for_command(slug)
         latest = None if no_plan else plan_latest(study=study)
         try:
+            # The report cites the plan's hash: only the plan exactly as it was frozen may be cited.
+            plan = plan_checked(latest) if latest else None
+        except PlanTamperedError as exc:
+            raise CommandError(
+                f"{exc} Nothing was analysed (--no-plan analyses without citing a plan)."
+            ) from None
+        try:
             results = analysis_run(study=study, out_dir=out, include_pilot=include_pilot,
-                                   plan=latest.plan if latest else None, margin=margin)
+                                   plan=plan, margin=margin)
         except AnalysisInputError as exc:
             # Status 2, like ``python -m analysis``: the input cannot be analysed (as opposed to 1,
             # the command itself failing).
