@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from .csv_guard import unneutralize
 from .errors import AnalysisInputError
 
 __all__ = [
@@ -66,8 +67,6 @@ LIKERT_MIN, LIKERT_MAX = 1, 5
 #: Reason counted for an excluded participant whose rows give none.
 UNSPECIFIED_REASON = "unspecified"
 
-#: Character the platform's CSV writer puts before text that could run as a formula.
-FORMULA_GUARD = "'"
 
 _TRUE = {"1", "1.0", "true"}
 _FALSE = {"0", "0.0", "false"}
@@ -183,9 +182,9 @@ def _undo_formula_guard(cell: str) -> str:
     a carriage return or a quote with exactly one ``'``, so that spreadsheet
     programs do not run it as a formula (CSV injection). Because a leading
     quote is itself prefixed, removing one leading quote restores the
-    original text exactly.
+    original text exactly (:func:`analysis.csv_guard.unneutralize`).
     """
-    return cell[1:] if cell.startswith(FORMULA_GUARD) else cell
+    return unneutralize(cell)
 
 
 def _parse_csv(data: bytes, name: str) -> pd.DataFrame:

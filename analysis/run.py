@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from .deviations import check_plan, compare_to_plan
+from .csv_guard import neutralize_frame
 from .plan_hash import canonical_json
 from .inputs import load_export
 from .machine_coder import check_machine_coder
@@ -118,7 +119,9 @@ def run_analysis(
     out = Path(out_dir)
     (out / "tables").mkdir(parents=True, exist_ok=True)
     for name, table in tables.items():
-        table.to_csv(out / "tables" / f"{name}.csv", index=False, lineterminator="\n")
+        # Tables hold annotators' tags and setting keys: the exports' formula guard applies.
+        neutralize_frame(table).to_csv(out / "tables" / f"{name}.csv", index=False,
+                                       lineterminator="\n")
     figures = write_figures(tables, out / "figures")
     text = to_json(results)
     reported = json.loads(text)

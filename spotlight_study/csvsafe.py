@@ -1,79 +1,17 @@
-"""CSV cells that a spreadsheet will not run as formulas (CSV or "formula" injection).
+"""Spreadsheet-safe CSV cells for the platform's exports: the rule of :mod:`analysis.csv_guard`.
 
-A cell whose text begins with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return may be taken
-as a formula by Excel, LibreOffice or Google Sheets (``=HYPERLINK(...)`` in an answer becomes a
-live link). As the OWASP "CSV Injection" page recommends, such a cell gets a single quote in
-front, which spreadsheets show as plain text.
-
-The rule, exactly (readers such as ``analysis/`` undo it):
-
-- only text cells (``str``) change; numbers, booleans and empty cells never do, so numeric
-  columns (negative numbers included) are written as before; the header row never changes;
-- a text cell that begins with one of :data:`TRIGGERS` gets one ``'`` in front;
-- :data:`TRIGGERS` includes the single quote itself, so every text cell that begins with ``'``
-  in a safe export was prefixed, and :func:`unneutralize` gives back the original exactly.
-
-The raw text, where it matters, is in the JSONL copy (``export_results --jsonl``).
-
-References: OWASP Foundation, "CSV Injection", https://owasp.org/www-community/attacks/CSV_Injection
+The rule (a ``'`` before text cells that begin with ``=``, ``+``, ``-``, ``@``, a tab, a
+carriage return or ``'``) lives in the pure ``analysis`` package, so that the exports written
+here and the tables and readers of ``analysis/`` cannot disagree; see that module for it.
 """
 from __future__ import annotations
 
-import csv
-from collections.abc import Iterable, Mapping
-from typing import Any
+from analysis.csv_guard import (
+    TRIGGERS,
+    SafeDictWriter,
+    neutralize,
+    unneutralize,
+    unneutralize_if_marked,
+)
 
-#: First characters that make a spreadsheet evaluate a cell, plus the quote that marks it.
-TRIGGERS = ("=", "+", "-", "@", "\t", "\r", "'")
-
-
-def neutralize(value: Any) -> Any:
-    """``value`` with a ``'`` in front if it is text beginning with one of :data:`TRIGGERS`.
-
-    Anything that is not a ``str`` (int, float, bool, None) is returned unchanged.
-    """
-    if isinstance(value, str) and value.startswith(TRIGGERS):
-        return "'" + value
-    return value
-
-
-def unneutralize(value: str) -> str:
-    """Undo :func:`neutralize` on a text cell read back from a safe export.
-
-    Removes exactly one leading ``'``. Apply it to the raw cell text, before any stripping.
-    """
-    return value[1:] if value.startswith("'") else value
-
-
-def unneutralize_if_marked(value: str) -> str:
-    """Undo :func:`neutralize` only where the cell shows its mark: a ``'`` followed by one of
-    :data:`TRIGGERS`.
-
-    For files that may come from a safe export or be typed by hand (the label import): an exported
-    ``'-Z4AM`` gives ``-Z4AM`` and ``''quoted`` gives ``'quoted``, while a hand-typed ``'hello``,
-    which :func:`neutralize` never writes, stays as it is.
-    """
-    if value.startswith("'") and value[1:].startswith(TRIGGERS):
-        return value[1:]
-    return value
-
-
-class SafeDictWriter(csv.DictWriter):
-    """:class:`csv.DictWriter` whose data rows are passed through :func:`neutralize`.
-
-    Same arguments and behaviour as ``csv.DictWriter``; ``writeheader`` writes the field names
-    unchanged.
-    """
-
-    def writeheader(self):
-        """Write the field names as they are (they are fixed identifiers, never neutralized)."""
-        return self.writer.writerow(self.fieldnames)
-
-    def writerow(self, rowdict: Mapping[str, Any]):
-        """Write one row (a mapping of field name to value), its text cells neutralized."""
-        return super().writerow({k: neutralize(v) for k, v in rowdict.items()})
-
-    def writerows(self, rowdicts: Iterable[Mapping[str, Any]]):
-        """Write many rows, each as :meth:`writerow` does."""
-        for row in rowdicts:
-            self.writerow(row)
+__all__ = ["TRIGGERS", "SafeDictWriter", "neutralize", "unneutralize", "unneutralize_if_marked"]

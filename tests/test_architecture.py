@@ -11,6 +11,7 @@ The graph is built by grimp, import-linter's graph library, from the source (not
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import grimp
@@ -106,3 +107,21 @@ def test_no_module_is_over_600_lines():
             if n > MAX_LINES:
                 too_long.append(f"{path.relative_to(REPO)}: {n} lines")
     assert too_long == [], "split these by topic:\n" + "\n".join(too_long)
+
+
+def test_the_documented_imports_of_analysis_are_the_real_ones(graph):
+    """docs/architecture.md's dotted arrows ``X -.-> analysis`` name exactly the apps (and the
+    kernel) whose modules import ``analysis`` directly."""
+    kernel_modules = {"csvsafe", "exceptions", "identifiers", "errors", "log_scrubbing",
+                      "navigation", "compiled_sql", "postgres_backend", "accounts", "middleware",
+                      "login_protection"}
+    importers = set()
+    for m in _own_modules(graph):
+        if not m.startswith("spotlight_study."):
+            continue
+        if any(i.split(".")[0] == "analysis" for i in graph.find_modules_directly_imported_by(m)):
+            part = m.split(".")[1]
+            importers.add("kernel" if part in kernel_modules else part)
+    doc = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    documented = set(re.findall(r"^\s*(\w+) -\.-> analysis$", doc, flags=re.MULTILINE))
+    assert documented == importers

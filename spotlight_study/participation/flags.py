@@ -5,7 +5,9 @@ researcher page, the annotator's neutral evidence and the live monitor cannot di
 fetch the values, build the evidence with :func:`evidence_of` (from a ``TaskResponse`` or a
 ``values_list(*EVIDENCE_FIELDS, named=True)`` row), call these functions and show the result;
 pages that count flags per participant use :func:`participant_flag_counts` and
-:func:`flag_counts`.
+:func:`flag_counts`. The dashboard and the live monitor count the same flags in the database
+instead, with the SQL in :mod:`.flag_queries` (tested equal to these functions); a change of a
+rule here must be made there too.
 
 The flags, by key (in :data:`FLAG_KEYS` order):
 

@@ -145,3 +145,36 @@ def test_package_imports_without_django_or_pyplot():
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60,
                           check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_tables_are_written_with_the_exports_formula_guard(tmp_path):
+    """A text cell of tables/*.csv that a spreadsheet would run (an exclusion reason
+    '=HYPERLINK(...)') gets the exports' leading quote; numbers, negative ones too, do not."""
+    import csv as csv_module
+
+    from analysis.csv_guard import neutralize
+
+    export = simulate_export(tmp_path / "export")
+    path = export / "responses.csv"
+    with path.open(encoding="utf-8-sig", newline="") as handle:
+        rows = list(csv_module.DictReader(handle))
+    reason = '=HYPERLINK("http://x.example","see")'
+    excluded = next(r for r in rows if r["excluded"] == "1")
+    for row in rows:
+        if row["participant"] == excluded["participant"]:
+            row["exclusion_reason"] = neutralize(reason)  # as the platform's export writes it
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv_module.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    assert main([str(export), "--out", str(tmp_path / "out")]) == 0
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert reason in results["exclusions"]  # the analysis read the original text back
+    with (tmp_path / "out" / "tables" / "exclusions.csv").open(encoding="utf-8", newline="") as f:
+        table = list(csv_module.DictReader(f))
+    assert {"reason": "'" + reason, "participants": "1"} in table
+    for name in (tmp_path / "out" / "tables").glob("*.csv"):
+        with name.open(encoding="utf-8", newline="") as f:
+            for record in csv_module.reader(f):
+                for cell in record:
+                    assert not cell.startswith(("=", "+", "@", "\t", "\r")), (name.name, cell)
