@@ -48,6 +48,7 @@ class Command(BaseCommand):
             f"{report.failed_check} of the {report.participants} failed the instruction check."
         )
         self.stdout.write(
-            f"Export or analyse them with --include-pilot; remove them with "
+            f"Export or analyse them with --include-pilot; annotate them in the pilot round "
+            f"(manage.py pilot_annotation {slug} --open); remove them with "
             f"manage.py pilot {slug} --delete."
         )
