@@ -27,8 +27,8 @@ class _ReadOnly(admin.ModelAdmin):
 class ItemAdmin(_ReadOnly):
     """Items by study and setting (staff only)."""
 
-    list_display = ["public_id", "study", "setting", "created_at"]
-    list_filter = ["study", "setting"]
+    list_display = ["public_id", "study", "setting", "is_pilot", "created_at"]
+    list_filter = ["study", "setting", "is_pilot"]
     search_fields = ["public_id"]
 
 

@@ -37,6 +37,21 @@ class ReservationLost(AnnotationError):
     http_status = 409
 
 
+class PilotRoundClosed(AnnotationError):
+    """The item is a pilot answer and the study's pilot annotation round is closed."""
+
+    code = "pilot_round_closed"
+    http_status = 409
+
+    def __init__(
+        self,
+        message: str = "The pilot annotation round of this study is closed: pilot items are "
+        "not handed out or saved until the researcher opens it again.",
+        **kwargs,
+    ):
+        super().__init__(message, **kwargs)
+
+
 class InvalidLabel(AnnotationError):
     """A label that breaks the schema; ``errors`` maps a field to its message.
 

@@ -3,6 +3,10 @@
 
 Annotators appear only as pseudonyms (``annotator_<n>``); participants only as their export
 pseudonym (``p_`` + 16 hex digits, as in ``responses.csv``).
+
+Every file has an ``is_pilot`` column (1 for the pilot annotation round, :mod:`.pilot_round`).
+``annotations.csv`` and ``final_labels.csv`` hold the real items only unless ``include_pilot``;
+``agreement.csv`` holds the real items' rows and, computed apart, the pilot round's rows.
 """
 
 from __future__ import annotations
@@ -24,7 +28,9 @@ from .selectors import (
 )
 from .services.queue import items_sync
 
-ANNOTATIONS_COLUMNS = ["item", "setting", "annotator", "field", "value", "revision", "saved_at"]
+ANNOTATIONS_COLUMNS = [
+    "item", "setting", "annotator", "field", "value", "revision", "saved_at", "is_pilot",
+]
 FINAL_LABELS_COLUMNS = [
     "item",
     "participant",
@@ -44,6 +50,7 @@ FINAL_LABELS_COLUMNS = [
     # Only for source ``machine``: ``llm:<model>`` and the accepted fields (``;``-separated).
     "machine_model",
     "machine_fields",
+    "is_pilot",
 ]
 AGREEMENT_COLUMNS = [
     "field",
@@ -69,6 +76,7 @@ AGREEMENT_COLUMNS = [
     "margin",
     "non_inferior",
     "decision",
+    "is_pilot",
 ]
 EXPORTS = ("annotations", "final_labels", "agreement")
 
@@ -83,15 +91,21 @@ def _value(field: str, value) -> str | int:
     return value
 
 
-def annotations_rows(*, study: Study) -> list[dict]:
+def _rounds(include_pilot: bool) -> bool | None:
+    # items_with_labels' is_pilot: the real items, or both rounds.
+    return None if include_pilot else False
+
+
+def annotations_rows(*, study: Study, include_pilot: bool = False) -> list[dict]:
     """One row per item x annotator x label field (:data:`~.models.LABEL_FIELDS`).
 
     ``value``: booleans as 0/1, tags ``;``-separated; ``saved_at``: ISO 8601 UTC of the
-    annotator's last save; ``revision``: how many times they saved it.
+    annotator's last save; ``revision``: how many times they saved it; ``is_pilot``: 1 for a
+    pilot round's item (only with ``include_pilot``).
     """
     pseudonyms = annotator_pseudonyms(study=study)
     rows = []
-    for item in items_with_labels(study=study):
+    for item in items_with_labels(study=study, is_pilot=_rounds(include_pilot)):
         for a in sorted(item.annotations.all(), key=lambda a: pseudonyms.get(a.annotator_id, "")):
             for field in LABEL_FIELDS:
                 rows.append(
@@ -103,14 +117,17 @@ def annotations_rows(*, study: Study) -> list[dict]:
                         "value": _value(field, getattr(a, field)),
                         "revision": a.revision,
                         "saved_at": a.updated_at.isoformat(),
+                        "is_pilot": int(item.is_pilot),
                     }
                 )
     return rows
 
 
-def final_label_rows(*, study: Study) -> list[dict]:
-    """One row per saved answer (item), joined to participant pseudonym, setting, kind and
-    condition. Answers without an item get one first (:func:`~.services.queue.items_sync`).
+def final_label_rows(*, study: Study, include_pilot: bool = False) -> list[dict]:
+    """One row per saved answer (item) of a real participant, joined to participant pseudonym,
+    setting, kind and condition; with ``include_pilot`` the pilot round's items follow the real
+    ones (``is_pilot`` 1). Answers without an item get one first
+    (:func:`~.services.queue.items_sync`).
 
     ``status`` is ``final``, ``needs_adjudication`` or ``in_progress``; the label columns are
     empty unless final. ``other_difference`` is 1 when the final label has at least one tag.
@@ -121,7 +138,12 @@ def final_label_rows(*, study: Study) -> list[dict]:
     """
     items_sync(study=study)  # every saved answer is a row, also before anyone opened it
     k = study.annotators_per_item
-    items = list(items_with_labels(study=study).select_related("response__participant"))
+    items = sorted(
+        items_with_labels(study=study, is_pilot=_rounds(include_pilot)).select_related(
+            "response__participant"
+        ),
+        key=lambda it: (it.is_pilot, it.pk),
+    )
     rows = []
     for item in items:
         final = getattr(
@@ -137,6 +159,7 @@ def final_label_rows(*, study: Study) -> list[dict]:
             "kind": item.setting.kind,
             "condition": item.response.condition,
             "status": item_status(annotations=list(item.annotations.all()), final=final, k=k),
+            "is_pilot": int(item.is_pilot),
         }
         if final is not None:
             row.update({f: _value(f, getattr(final, f)) for f in LABEL_FIELDS})
@@ -180,20 +203,27 @@ def _agreement_row(r, scope: str) -> dict:
 def agreement_rows(*, study: Study) -> list[dict]:
     """One row per label, scope and comparison (see :func:`~.selectors.agreement_report`):
     ``comparison`` ``all`` (every annotator), ``pair`` (``rater_a`` x ``rater_b``, annotator
-    pseudonyms) or ``vs_final`` (``rater_a`` against ``final``).
+    pseudonyms) or ``vs_final`` (``rater_a`` against ``final``), then the machine coder's rows.
 
+    First the real items' rows (``is_pilot`` 0), then the same rows computed over the pilot
+    annotation round's items alone (``is_pilot`` 1; none while no pilot item has a label).
     An undefined statistic has an empty value and its reason in the ``*_note`` column.
     """
-    rows = [_agreement_row(r, r.scope) for r in agreement_report(study=study)]
-    return rows + machine_agreement_rows(study=study)
+    rows = []
+    for is_pilot in (False, True):
+        part = [_agreement_row(r, r.scope) for r in agreement_report(study=study, is_pilot=is_pilot)]
+        part += machine_agreement_rows(study=study, is_pilot=is_pilot)
+        rows += [dict(row, is_pilot=int(is_pilot)) for row in part]
+    return rows
 
 
-def machine_agreement_rows(*, study: Study) -> list[dict]:
+def machine_agreement_rows(*, study: Study, is_pilot: bool = False) -> list[dict]:
     """The machine coder's rows of ``agreement.csv`` (:func:`~.machine_agreement.machine_agreement`
     with the default margin): scope ``all``, ``rater_a`` ``llm:<model>`` (or an annotator for
     ``human_vs_human``). ``non_inferior`` is 1, 0 or empty (undecided); ``decision`` the rule's
-    statement in words; both only on ``machine_vs_final`` rows."""
-    rows_, decisions = machine_agreement(study=study)
+    statement in words; both only on ``machine_vs_final`` rows. ``is_pilot``: over the pilot
+    round's items instead of the real ones."""
+    rows_, decisions = machine_agreement(study=study, is_pilot=is_pilot)
     by_key = {(d.model, d.field): d for d in decisions}
     out = []
     for r in rows_:
@@ -219,24 +249,35 @@ _BUILDERS = {
 }
 
 
-def export_csv_text(*, study: Study, name: str) -> str:
-    """One export as CSV text. ``name`` is one of :data:`EXPORTS`; raises ``KeyError`` otherwise."""
+def export_csv_text(*, study: Study, name: str, include_pilot: bool = False) -> str:
+    """One export as CSV text. ``name`` is one of :data:`EXPORTS`; raises ``KeyError`` otherwise.
+
+    ``include_pilot`` adds the pilot round's items to ``annotations.csv`` and
+    ``final_labels.csv`` (``agreement.csv`` always reports the pilot round apart).
+    """
     columns, build = _BUILDERS[name]
     buffer = io.StringIO()
     writer = SafeDictWriter(buffer, fieldnames=columns)
     writer.writeheader()
-    writer.writerows(build(study=study))
+    if name == "agreement":
+        writer.writerows(build(study=study))
+    else:
+        writer.writerows(build(study=study, include_pilot=include_pilot))
     return buffer.getvalue()
 
 
-def annotations_export(*, study: Study, out_dir: str | Path) -> dict[str, Path]:
+def annotations_export(
+    *, study: Study, out_dir: str | Path, include_pilot: bool = False
+) -> dict[str, Path]:
     """Write ``annotations.csv``, ``final_labels.csv`` and ``agreement.csv`` (UTF-8) into
-    ``out_dir`` (created if needed). Returns ``{name: path}``; raises ``OSError`` if it cannot."""
+    ``out_dir`` (created if needed), the pilot round's items too with ``include_pilot``.
+    Returns ``{name: path}``; raises ``OSError`` if it cannot."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {}
     for name in EXPORTS:
         path = out / f"{name}.csv"
-        path.write_text(export_csv_text(study=study, name=name), encoding="utf-8", newline="")
+        text = export_csv_text(study=study, name=name, include_pilot=include_pilot)
+        path.write_text(text, encoding="utf-8", newline="")
         paths[name] = path
     return paths

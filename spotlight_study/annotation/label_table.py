@@ -212,15 +212,16 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def label_table(*, study: Study) -> LabelTable:
-    """The :class:`LabelTable` of ``study``: two queries whatever the number of items."""
+def label_table(*, study: Study, is_pilot: bool = False) -> LabelTable:
+    """The :class:`LabelTable` of ``study``'s real items, or (``is_pilot``) of its pilot
+    annotation round's: two queries whatever the number of items."""
     with gc_paused():
-        return _label_table(study)
+        return _label_table(study, is_pilot)
 
 
-def _label_table(study: Study) -> LabelTable:
+def _label_table(study: Study, is_pilot: bool) -> LabelTable:
     item_rows = fetched_rows(
-        Item.objects.filter(study=study)
+        Item.objects.filter(study=study, is_pilot=is_pilot)
         .order_by("pk")
         .values_list(
             "pk", "setting_id", "final_label__source", "final_label__identified",
@@ -229,7 +230,7 @@ def _label_table(study: Study) -> LabelTable:
         )
     )
     label_rows = fetched_rows(
-        Annotation.objects.filter(item__study=study)
+        Annotation.objects.filter(item__study=study, item__is_pilot=is_pilot)
         .order_by("pk")
         .values_list(
             "item_id", "annotator_id", "identified", "surface_difference", "no_difference",

@@ -11,7 +11,9 @@ For each single-value label (``identified``, ``surface_difference``, ``no_differ
 each with Cohen's kappa and a paired bootstrap 95% CI
 (:func:`analysis.stats.agreement_ci.kappa_with_ci`), and one decision per label
 (:func:`analysis.stats.agreement_ci.non_inferiority`). Tags are not part of the decision (see
-``docs/annotation.md``). Missing machine labels are missing ratings.
+``docs/annotation.md``). Missing machine labels are missing ratings. Only the real items count
+unless asked otherwise (``is_pilot``): the pilot annotation round is reported apart
+(:mod:`.pilot_round`).
 
 This module only gathers the ratings from the database; every statistic is computed in
 :mod:`analysis.stats.agreement` and :mod:`analysis.stats.agreement_ci`.
@@ -59,10 +61,20 @@ class MachineDecision:
     human_pairs: int
 
 
-def machine_models(*, study: Study) -> list[str]:
-    """The models with machine labels in ``study``, alphabetical."""
+def _rounds(is_pilot: bool | None) -> Q:
+    # None: real and pilot items together (the analysis with --include-pilot).
+    return Q() if is_pilot is None else Q(item__is_pilot=is_pilot)
+
+
+def machine_models(*, study: Study, is_pilot: bool | None = False) -> list[str]:
+    """The models with machine labels of ``study``'s real items (``is_pilot=True``: the pilot
+    round's; ``None``: either), alphabetical."""
     return sorted(
-        set(MachineLabel.objects.filter(item__study=study).values_list("model", flat=True))
+        set(
+            MachineLabel.objects.filter(_rounds(is_pilot), item__study=study).values_list(
+                "model", flat=True
+            )
+        )
     )
 
 
@@ -78,6 +90,7 @@ def machine_agreement(
     margin: float = DEFAULT_MARGIN,
     n_resamples: int = 2000,
     seed: int = 20260101,
+    is_pilot: bool | None = False,
 ) -> tuple[list[MachineAgreementRow], list[MachineDecision]]:
     """The machine coder's agreement rows and decisions (see the module docstring).
 
@@ -89,6 +102,9 @@ def machine_agreement(
         Non-inferiority margin in kappa units, in [0, 1].
     n_resamples, seed : int
         Of the bootstrap; the same seed gives the same intervals.
+    is_pilot : bool or None
+        ``False`` (default): the real items only; ``True``: the pilot annotation round's;
+        ``None``: both together (``analyze --include-pilot``).
 
     Returns
     -------
@@ -110,10 +126,10 @@ def machine_agreement(
     """
     if not 0 <= margin <= 1:
         raise ValueError("margin must be between 0 and 1.")
-    models = machine_models(study=study) if models is None else list(models)
+    models = machine_models(study=study, is_pilot=is_pilot) if models is None else list(models)
     if not models:
         return [], []
-    items = list(items_with_labels(study=study))
+    items = list(items_with_labels(study=study, is_pilot=is_pilot))
     index = {it.pk: i for i, it in enumerate(items)}
     pseudonyms = annotator_pseudonyms(study=study)
     humans = sorted(
@@ -124,7 +140,7 @@ def machine_agreement(
     # Human final labels only: an accepted machine label would be the machine against itself.
     finals = [human_final(getattr(it, "final_label", None)) for it in items]
     machine = {m: [None] * len(items) for m in models}
-    for label in MachineLabel.objects.filter(item__study=study, model__in=models):
+    for label in MachineLabel.objects.filter(_rounds(is_pilot), item__study=study, model__in=models):
         machine[label.model][index[label.item_id]] = label
     opts = {"seed": seed, "n_resamples": n_resamples}
     rows: list[MachineAgreementRow] = []
@@ -168,9 +184,16 @@ def machine_agreement(
 
 
 def machine_coder_summary(
-    *, study: Study, margin: float = DEFAULT_MARGIN, n_resamples: int = 2000, seed: int = 20260101
+    *,
+    study: Study,
+    margin: float = DEFAULT_MARGIN,
+    n_resamples: int = 2000,
+    seed: int = 20260101,
+    include_pilot: bool = False,
 ) -> dict:
-    """The machine coder's agreement and decisions as plain data for the analysis report.
+    """The machine coder's agreement and decisions as plain data for the analysis report: over
+    the real items, or with ``include_pilot`` over the real and pilot items together (as the
+    analysis then includes the pilot participants).
 
     Parameters
     ----------
@@ -193,7 +216,10 @@ def machine_coder_summary(
     ValueError
         If ``margin`` or ``n_resamples`` is out of range.
     """
-    rows, decisions = machine_agreement(study=study, margin=margin, n_resamples=n_resamples, seed=seed)
+    rows, decisions = machine_agreement(
+        study=study, margin=margin, n_resamples=n_resamples, seed=seed,
+        is_pilot=None if include_pilot else False,
+    )
     return {
         "margin": margin,
         "confidence_level": rows[0].ci.confidence_level if rows else 0.95,
@@ -217,7 +243,7 @@ def machine_coder_summary(
 
 
 def machine_overview(*, study: Study, margin: float = DEFAULT_MARGIN) -> dict:
-    """The machine coder's part of the researcher's overview.
+    """The machine coder's part of the researcher's overview (real items only).
 
     Returns
     -------
@@ -228,7 +254,7 @@ def machine_overview(*, study: Study, margin: float = DEFAULT_MARGIN) -> dict:
     """
     rows, decisions = machine_agreement(study=study, margin=margin)
     missing = dict(
-        MachineLabel.objects.filter(item__study=study)
+        MachineLabel.objects.filter(item__study=study, item__is_pilot=False)
         .values_list("model")
         .annotate(n=Count("pk", filter=Q(status=MachineLabel.Status.MISSING)))
     )

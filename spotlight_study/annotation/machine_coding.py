@@ -23,6 +23,7 @@ from spotlight_study.studies.models import Study
 from . import llm
 from .errors import MachineCodingError
 from .models import Item, MachineCodingJob
+from .pilot_round import served_rounds_filter
 from .services.queue import items_sync
 from .tasks import MACHINE_CODING
 
@@ -36,7 +37,8 @@ def machine_coding_job_create(
     dispatch: bool = True,
 ) -> MachineCodingJob:
     """Create a job that labels every saved answer of ``study`` with ``model``; queue it after
-    commit (see the module docstring).
+    commit (see the module docstring). Pilot participants' answers are labelled only while the
+    pilot annotation round is open (:mod:`.pilot_round`), as annotators get them.
 
     ``fields`` are compared label fields (default: all of them). ``dispatch=False`` leaves the
     job to the caller (``llm_annotate --sync`` runs it in its own process).
@@ -71,7 +73,7 @@ def machine_coding_job_create(
             model=model,
             fields=list(chosen),
             stage="label",
-            total=Item.objects.filter(study=study).count(),
+            total=Item.objects.filter(served_rounds_filter(study), study=study).count(),
             created_by=created_by,
         )
         job.full_clean()

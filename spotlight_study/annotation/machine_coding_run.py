@@ -23,6 +23,7 @@ from spotlight_study.stimuli.models import JobStatus
 
 from . import llm
 from .models import Item, MachineCodingJob, MachineLabel
+from .pilot_round import served_rounds_filter
 from .selectors import blind_item, item_queryset
 from .services.queue import items_sync
 
@@ -30,7 +31,8 @@ logger = logging.getLogger(__name__)
 
 
 def machine_coding_job_run(*, job_id: int, run_id: str, final_attempt: bool = True) -> None:
-    """Label the study's items that have no machine label from this model yet, one by one.
+    """Label the study's items that have no machine label from this model yet, one by one
+    (pilot items only while the pilot annotation round is open).
 
     Each label is stored as it arrives; progress (``done`` of ``total`` items) and a heartbeat
     are reported after each item, and the job stops there when it was cancelled or taken over.
@@ -48,13 +50,14 @@ def machine_coding_job_run(*, job_id: int, run_id: str, final_attempt: bool = Tr
         logger.info("Machine-coding job %s: finished, cancelled or held elsewhere.", job_id)
         return
     items_sync(study=job.study)
+    rounds = served_rounds_filter(job.study)  # pilot answers only in an open pilot round
     todo = list(
         item_queryset()
-        .filter(study_id=job.study_id)
+        .filter(rounds, study_id=job.study_id)
         .exclude(machine_labels__model=job.model)
         .order_by("pk")
     )
-    total = Item.objects.filter(study_id=job.study_id).count()
+    total = Item.objects.filter(rounds, study_id=job.study_id).count()
     job_report(MachineCodingJob, job_id=job_id, run_id=run_id, stage="label", done=_done(job), total=total)
     client = llm_client(base_url=job.base_url)
     try:

@@ -7,6 +7,11 @@ annotator until ``expires_at`` and becomes ``submitted`` with the first saved la
 label of an annotator is an :class:`Annotation` (one per item x annotator); every save is also
 kept as an :class:`AnnotationRevision`. A :class:`FinalLabel` is the agreed or adjudicated label
 that feeds the export.
+
+Pilot participants' answers (``Participant.is_pilot``, ``manage.py pilot``) become items too, with
+``Item.is_pilot`` set: they form the study's *pilot annotation round*, which annotators get only
+while the researcher has it open (``AnnotationPool.pilot_round_open``) and which every count,
+agreement figure and final-label export keeps apart from the real items.
 """
 
 from __future__ import annotations
@@ -99,6 +104,11 @@ class AnnotationPool(models.Model):
 
     study = models.OneToOneField(Study, on_delete=models.CASCADE, related_name="annotation_pool")
     created_at = models.DateTimeField(auto_now_add=True)
+    #: Whether annotators are given the pilot items (the pilot annotation round); set by
+    #: ``manage.py pilot_annotation`` or the overview's button, never by the pilot itself.
+    pilot_round_open = models.BooleanField(default=False)
+    #: When the pilot round was last opened or closed (``None``: never).
+    pilot_round_changed_at = models.DateTimeField(null=True, blank=True)
 
 
 class Item(models.Model):
@@ -106,6 +116,9 @@ class Item(models.Model):
 
     ``answer_digest`` is the SHA-256 of the whitespace-normalized, lower-cased answer; items of the
     same kind (training or main) with the same digest get the neutral identical-answer flag.
+
+    ``is_pilot`` mirrors the participant's ``is_pilot`` when the item is made: a pilot item
+    belongs to the pilot annotation round and never to the real queues, agreement or final labels.
     """
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="annotation_items")
@@ -115,10 +128,12 @@ class Item(models.Model):
     setting = models.ForeignKey(Setting, on_delete=models.PROTECT, related_name="annotation_items")
     public_id = models.CharField(max_length=32, unique=True, default=new_public_id, editable=False)
     answer_digest = models.CharField(max_length=64)
+    is_pilot = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         indexes = [
+            models.Index(fields=["study", "is_pilot"]),
             models.Index(fields=["study", "setting"]),
             models.Index(fields=["study", "answer_digest"]),
         ]

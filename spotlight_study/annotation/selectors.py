@@ -31,6 +31,7 @@ from .models import (
     MachineAcceptance,
     StudyAnnotator,
 )
+from .pilot_round import pilot_round_is_open
 
 
 def answer_digest(text: str) -> str:
@@ -64,6 +65,8 @@ class BlindItem:
     reported by the browser). ``very_short_time``, ``long_time_hidden`` and ``identical_answer``
     are the answer's flags as defined in :mod:`spotlight_study.participation.flags` (the times
     themselves are not shown); the participant-level ``failed_instruction_check`` is never shown.
+    ``is_pilot``: the item belongs to the pilot annotation round (pages mark it "pilot"); it says
+    nothing about the condition.
     """
 
     id: str
@@ -79,6 +82,7 @@ class BlindItem:
     long_time_hidden: bool
     identical_answer: bool
     codebook: tuple[str, ...]
+    is_pilot: bool = False
 
 
 def blind_item(item: Item) -> BlindItem:
@@ -122,6 +126,7 @@ def blind_item(item: Item) -> BlindItem:
         long_time_hidden=quality_flags.LONG_TIME_HIDDEN in flags,
         identical_answer=quality_flags.IDENTICAL_ANSWER in flags,
         codebook=tuple(codebook(setting)),
+        is_pilot=item.is_pilot,
     )
 
 
@@ -145,8 +150,10 @@ def own_annotation(*, item: Item, annotator) -> Annotation | None:
     return Annotation.objects.filter(item=item, annotator=annotator).first()
 
 
-def annotator_queue(*, study: Study, annotator, now: datetime | None = None) -> dict:
-    """The annotator's queue page.
+def annotator_queue(
+    *, study: Study, annotator, now: datetime | None = None, pilot: bool = False
+) -> dict:
+    """The annotator's queue page, of the real items or (``pilot``) of the pilot round's.
 
     Returns
     -------
@@ -156,7 +163,7 @@ def annotator_queue(*, study: Study, annotator, now: datetime | None = None) -> 
         ``available``: number of items that still need an annotator and are not theirs.
     """
     now = now or timezone.now()
-    mine = Assignment.objects.filter(item__study=study, annotator=annotator)
+    mine = Assignment.objects.filter(item__study=study, item__is_pilot=pilot, annotator=annotator)
     open_ = (
         mine.filter(state=Assignment.State.RESERVED, expires_at__gt=now)
         .values_list("item__public_id", flat=True)
@@ -164,14 +171,20 @@ def annotator_queue(*, study: Study, annotator, now: datetime | None = None) -> 
     )
     labeled = [
         {"id": pid, "updated_at": updated}
-        for pid, updated in Annotation.objects.filter(item__study=study, annotator=annotator)
+        for pid, updated in Annotation.objects.filter(
+            item__study=study, item__is_pilot=pilot, annotator=annotator
+        )
         .order_by("-updated_at")
         .values_list("item__public_id", "updated_at")
     ]
-    return {"open": open_, "labeled": labeled, "available": _available_to(study, annotator, now)}
+    return {
+        "open": open_,
+        "labeled": labeled,
+        "available": _available_to(study, annotator, now, pilot),
+    }
 
 
-def _available_to(study: Study, annotator, now: datetime) -> int:
+def _available_to(study: Study, annotator, now: datetime, pilot: bool) -> int:
     """Items with a free place that the annotator does not hold (skipped ones count as open).
 
     The annotator's own expired reservation counts as open too: ``assignment_next`` releases it
@@ -181,12 +194,12 @@ def _available_to(study: Study, annotator, now: datetime) -> int:
         assignments__state=Assignment.State.RESERVED, assignments__expires_at__gt=now
     )
     held = (
-        Assignment.objects.filter(item__study=study, annotator=annotator)
+        Assignment.objects.filter(item__study=study, item__is_pilot=pilot, annotator=annotator)
         .exclude(state__in=(Assignment.State.RELEASED, Assignment.State.SKIPPED))
         .exclude(state=Assignment.State.RESERVED, expires_at__lte=now)
     )
     return (
-        Item.objects.filter(study=study)
+        Item.objects.filter(study=study, is_pilot=pilot)
         .exclude(pk__in=held.values("item_id"))
         .annotate(n=Count("assignments", filter=active))
         .filter(n__lt=study.annotators_per_item)
@@ -194,17 +207,23 @@ def _available_to(study: Study, annotator, now: datetime) -> int:
     )
 
 
-def annotator_progress(*, study: Study, annotator, now: datetime | None = None) -> dict:
-    """The annotator's progress for the item page, e.g. ``{"labeled": 12, "total": 80}``.
+def annotator_progress(
+    *, study: Study, annotator, now: datetime | None = None, pilot: bool = False
+) -> dict:
+    """The annotator's progress in one round (real, or ``pilot``) for the item page, e.g.
+    ``{"labeled": 12, "total": 80}``.
 
     ``labeled``: items they labeled; ``total``: ``labeled`` plus their open reservations plus
     the items still open to them (as on the queue page). ``total`` can shrink while others label.
     """
     now = now or timezone.now()
-    labeled = Annotation.objects.filter(item__study=study, annotator=annotator).count()
+    labeled = Annotation.objects.filter(
+        item__study=study, item__is_pilot=pilot, annotator=annotator
+    ).count()
     reserved = (
         Assignment.objects.filter(
             item__study=study,
+            item__is_pilot=pilot,
             annotator=annotator,
             state=Assignment.State.RESERVED,
             expires_at__gt=now,
@@ -212,7 +231,8 @@ def annotator_progress(*, study: Study, annotator, now: datetime | None = None) 
         .exclude(item__annotations__annotator=annotator)
         .count()
     )
-    return {"labeled": labeled, "total": labeled + reserved + _available_to(study, annotator, now)}
+    total = labeled + reserved + _available_to(study, annotator, now, pilot)
+    return {"labeled": labeled, "total": total}
 
 
 # --- final labels and adjudication -----------------------------------------------------------
@@ -244,10 +264,15 @@ def item_status(
     return "in_progress"
 
 
-def items_with_labels(*, study: Study) -> QuerySet[Item]:
-    """The study's items with annotations (and annotators) and final labels prefetched."""
+def items_with_labels(*, study: Study, is_pilot: bool | None = False) -> QuerySet[Item]:
+    """The study's items with annotations (and annotators) and final labels prefetched.
+
+    ``is_pilot``: ``False`` (default) the real items only, ``True`` the pilot round's, ``None``
+    both.
+    """
+    rounds = Q() if is_pilot is None else Q(is_pilot=is_pilot)
     return (
-        Item.objects.filter(study=study)
+        Item.objects.filter(rounds, study=study)
         .select_related("setting", "final_label")
         .prefetch_related(
             Prefetch(
@@ -278,13 +303,16 @@ def human_final(final: FinalLabel | None) -> FinalLabel | None:
 
 
 def adjudication_queue(*, study: Study, adjudicator) -> list[str]:
-    """Public ids of items awaiting adjudication that ``adjudicator`` did not label themselves.
+    """Public ids of items awaiting adjudication that ``adjudicator`` did not label themselves:
+    the real items, and the pilot round's while it is open
+    (:func:`~.pilot_round.pilot_item_ids` tells them apart).
 
     Ordered by a hash of the id, i.e. in no meaningful order.
     """
     k = study.annotators_per_item
     ids = []
-    for item in items_with_labels(study=study):
+    rounds = None if pilot_round_is_open(study) else False
+    for item in items_with_labels(study=study, is_pilot=rounds):
         annotations = list(item.annotations.all())
         if any(a.annotator_id == adjudicator.pk for a in annotations):
             continue
@@ -298,9 +326,10 @@ def adjudication_queue(*, study: Study, adjudicator) -> list[str]:
 
 def adjudication_item(*, study: Study, public_id: str, adjudicator) -> Item | None:
     """The item if ``adjudicator`` may decide it: it awaits adjudication or was adjudicated, and
-    they did not label it themselves. ``None`` otherwise (also for unknown ids)."""
+    they did not label it themselves; a pilot item only while the pilot round is open. ``None``
+    otherwise (also for unknown ids)."""
     item = item_queryset().filter(study=study, public_id=public_id).first()
-    if item is None:
+    if item is None or (item.is_pilot and not pilot_round_is_open(study)):
         return None
     annotations = list(Annotation.objects.filter(item=item))
     if any(a.annotator_id == adjudicator.pk for a in annotations):
@@ -348,38 +377,6 @@ def agreed_initial(*, item: Item) -> tuple[dict, set[str]]:
     return initial, disagree
 
 
-#: Field names and the wording used when two versions of a label are shown side by side.
-_VERSION_FIELDS = (
-    ("identified", "Target identified"),
-    ("surface_difference", "Surface difference named"),
-    ("no_difference", "No difference claimed"),
-    ("tags", "Tags"),
-    ("exclusion", "Exclusion"),
-    ("exclusion_note", "Note"),
-)
-
-
-def label_versions(*, saved: dict, submitted: dict) -> list[dict]:
-    """Two versions of a label as rows ``{"name", "label", "saved", "submitted", "differs"}``.
-
-    ``saved`` and ``submitted`` are label dicts (:meth:`~.models.LabelFields.label_dict`);
-    values are shown as text (``yes``/``no``, tags joined by commas, ``-`` for nothing).
-    """
-
-    def text(name: str, value) -> str:
-        if isinstance(value, bool):
-            return "yes" if value else "no"
-        if name == "tags":
-            return ", ".join(sorted(value)) or "-"
-        return str(value) or "-"
-
-    rows = []
-    for name, label in _VERSION_FIELDS:
-        a, b = text(name, saved[name]), text(name, submitted[name])
-        rows.append({"name": name, "label": label, "saved": a, "submitted": b, "differs": a != b})
-    return rows
-
-
 def competing_labels(*, item: Item) -> list[dict]:
     """The item's annotations without annotator names, in a random but stable order.
 
@@ -398,7 +395,9 @@ def competing_labels(*, item: Item) -> list[dict]:
 # --- researcher overview and agreement ---------------------------------------------------------
 
 
-def agreement_report(*, study: Study, pairs_in_every_scope: bool = True) -> list[AgreementRow]:
+def agreement_report(
+    *, study: Study, pairs_in_every_scope: bool = True, is_pilot: bool = False
+) -> list[AgreementRow]:
     """Agreement per label: the booleans and the exclusion over all items and per setting, and
     each tag of each setting's codebook (present/absent) over that setting's items.
 
@@ -411,9 +410,14 @@ def agreement_report(*, study: Study, pairs_in_every_scope: bool = True) -> list
     ``pairs_in_every_scope=False`` keeps the pair and against-final rows of the single-value
     labels over all items only (what the overview shows): the pairs grow with the square of the
     number of annotators, at a few ms each.
+
+    ``is_pilot=True`` reports the pilot annotation round's items instead of the real ones (never
+    both: pilot labels never enter the real figures).
     """
     return _agreement_report(
-        study=study, table=label_table(study=study), pairs_in_every_scope=pairs_in_every_scope
+        study=study,
+        table=label_table(study=study, is_pilot=is_pilot),
+        pairs_in_every_scope=pairs_in_every_scope,
     )
 
 
@@ -487,8 +491,11 @@ def _pseudonym_order(name: str) -> tuple:
     return (0, int(number), name) if number.isdigit() else (1, 0, name)
 
 
-def researcher_overview(*, study: Study, with_agreement: bool = True) -> dict:
-    """Progress figures for the researcher's annotation page.
+def researcher_overview(
+    *, study: Study, with_agreement: bool = True, is_pilot: bool = False
+) -> dict:
+    """Progress figures for the researcher's annotation page: of the real items, or
+    (``is_pilot=True``) of the pilot annotation round's, never both together.
 
     ``with_agreement=False`` leaves out ``agreement`` and ``kappa_matrices`` (the API's progress
     endpoint): computing them after a label change takes most of the time at 10,000
@@ -499,13 +506,13 @@ def researcher_overview(*, study: Study, with_agreement: bool = True) -> dict:
     dict
         ``items``: total items; ``status``: ``{"final", "needs_adjudication", "in_progress"}``
         counts; ``final_sources``: counts by final-label source; ``annotators``: list of
-        ``{"pseudonym", "username", "labels"}``; ``agreement``: the ``all`` rows of
+        ``{"pseudonym", "username", "labels"}`` (labels in this round); ``agreement``: the ``all`` rows of
         :func:`agreement_report`; ``kappa_matrices``: :func:`kappa_matrices` of the report.
     """
     k = study.annotators_per_item
     status: Counter = Counter({"final": 0, "needs_adjudication": 0, "in_progress": 0})
     sources: Counter = Counter()
-    table = label_table(study=study)
+    table = label_table(study=study, is_pilot=is_pilot)
     for n_labels, compared, final in zip(table.n_labels, table.compared, table.finals):
         status[item_status(annotations=range(n_labels), final=final, k=k, compared=compared)] += 1
         if final is not None:
@@ -537,11 +544,13 @@ def annotator_pseudonyms(*, study: Study) -> dict[int, str]:
     return {s.user_id: s.pseudonym for s in StudyAnnotator.objects.filter(study=study)}
 
 
-def final_labels_by_response(*, study: Study) -> dict[int, FinalLabel]:
-    """``{task_response_id: FinalLabel}`` for the study's items that have a final label."""
+def final_labels_by_response(*, study: Study, include_pilot: bool = False) -> dict[int, FinalLabel]:
+    """``{task_response_id: FinalLabel}`` for the study's items that have a final label: the
+    real items, and with ``include_pilot`` the pilot round's too (for pilot participants' rows)."""
+    rounds = Q() if include_pilot else Q(item__is_pilot=False)
     return {
         f.item.response_id: f
-        for f in FinalLabel.objects.filter(item__study=study).select_related("item")
+        for f in FinalLabel.objects.filter(rounds, item__study=study).select_related("item")
     }
 
 

@@ -2,7 +2,8 @@
 
 Annotator and adjudicator pages render :class:`~.selectors.BlindItem` objects only. Items are
 addressed by their opaque ``public_id``; an item that is not the user's answers 404 whether or not
-it exists.
+it exists. The pilot annotation round (:mod:`.pilot_round`) has its own queue pages
+(``/annotate/<slug>/pilot/``); its items are marked "pilot" wherever they are shown.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 from rest_framework.authentication import SessionAuthentication
+from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -39,12 +41,20 @@ from .errors import (
     ItemNotFound,
     MachineAcceptanceError,
     NotAllowed,
+    PilotRoundClosed,
     ReservationLost,
     StaleLabel,
 )
 from .forms import LabelForm, MachineAcceptanceForm
+from .label_versions import label_versions
 from .machine_agreement import machine_models, machine_overview
 from .models import LABEL_FIELDS, Annotation, Exclusion, FinalLabel, Item
+from .pilot_round import (
+    pilot_item_ids,
+    pilot_round_is_open,
+    pilot_round_open_study_ids,
+    pilot_round_state,
+)
 from .serializers import BlindItemSerializer, LabelInSerializer, LabelOutSerializer
 from .services.adjudication import adjudication_save
 from .services.labels import label_save
@@ -53,6 +63,7 @@ from .services.machine_acceptance import (
     machine_labels_accept,
     machine_labels_revoke,
 )
+from .services.pilot_round import pilot_round_set
 from .services.queue import assignment_next, assignment_skip, item_open, items_sync
 
 
@@ -83,6 +94,7 @@ def home(request: HttpRequest) -> HttpResponse:
         "annotation/home.html",
         {
             "studies": selectors.annotation_studies(),
+            "pilot_open": pilot_round_open_study_ids(),
             "annotator": annotator,
             "adjudicator": adjudicator,
             "researcher": is_researcher(user),
@@ -93,29 +105,66 @@ def home(request: HttpRequest) -> HttpResponse:
 # --- annotator pages -----------------------------------------------------------------------
 
 
-@annotator_required
-@never_cache
-def queue(request: HttpRequest, slug: str) -> HttpResponse:
-    """The annotator's own queue: the open item, their labeled items and how many remain."""
+def _queue_url(slug: str, pilot: bool) -> str:
+    return reverse("annotation:pilot_queue" if pilot else "annotation:queue", args=[slug])
+
+
+def _queue_page(request: HttpRequest, slug: str, *, pilot: bool) -> HttpResponse:
     study = study_get_or_404(slug=slug, with_settings=False)
     items_sync(study=study)
     return render(
         request,
         "annotation/queue.html",
-        {"study": study, "queue": selectors.annotator_queue(study=study, annotator=request.user)},
+        {
+            "study": study,
+            "pilot": pilot,
+            "pilot_round_open": pilot_round_is_open(study),
+            "queue": selectors.annotator_queue(study=study, annotator=request.user, pilot=pilot),
+        },
     )
+
+
+@annotator_required
+@never_cache
+def queue(request: HttpRequest, slug: str) -> HttpResponse:
+    """The annotator's own queue: the open item, their labeled items and how many remain."""
+    return _queue_page(request, slug, pilot=False)
+
+
+@annotator_required
+@never_cache
+def pilot_queue(request: HttpRequest, slug: str) -> HttpResponse:
+    """The annotator's queue of the pilot annotation round (pilot participants' answers),
+    marked "pilot"; it says so when the round is closed."""
+    return _queue_page(request, slug, pilot=True)
+
+
+def _next(request: HttpRequest, slug: str, *, pilot: bool) -> HttpResponse:
+    study = study_get_or_404(slug=slug, with_settings=False)
+    try:
+        item = assignment_next(study=study, annotator=request.user, pilot=pilot)
+    except PilotRoundClosed as exc:
+        messages.error(request, str(exc))
+        return redirect(_queue_url(slug, pilot))
+    if item is None:
+        where = "pilot round" if pilot else "study"
+        messages.info(request, f"There is nothing left for you to label in this {where}. Thank you!")
+        return redirect(_queue_url(slug, pilot))
+    return redirect("annotation:item", slug=slug, item_id=item.public_id)
 
 
 @annotator_required
 @require_POST
 def next_item(request: HttpRequest, slug: str) -> HttpResponse:
     """Reserve (or resume) the annotator's next item and open it."""
-    study = study_get_or_404(slug=slug, with_settings=False)
-    item = assignment_next(study=study, annotator=request.user)
-    if item is None:
-        messages.info(request, "There is nothing left for you to label in this study. Thank you!")
-        return redirect("annotation:queue", slug=slug)
-    return redirect("annotation:item", slug=slug, item_id=item.public_id)
+    return _next(request, slug, pilot=False)
+
+
+@annotator_required
+@require_POST
+def pilot_next_item(request: HttpRequest, slug: str) -> HttpResponse:
+    """Reserve (or resume) the annotator's next item of the open pilot round and open it."""
+    return _next(request, slug, pilot=True)
 
 
 @annotator_required
@@ -132,7 +181,7 @@ def item_page(request: HttpRequest, slug: str, item_id: str) -> HttpResponse:
         item = item_open(study=study, annotator=request.user, public_id=item_id)
     except ItemNotFound as exc:
         return _error(request, study, str(exc), 404)
-    except ReservationLost as exc:
+    except (ReservationLost, PilotRoundClosed) as exc:
         messages.error(request, str(exc))
         return redirect("annotation:queue", slug=slug)
     blind = selectors.blind_item(item)
@@ -160,13 +209,13 @@ def item_page(request: HttpRequest, slug: str, item_id: str) -> HttpResponse:
                 status_code = 409
             except ItemNotFound as exc:
                 return _error(request, study, str(exc), 404)
-            except ReservationLost as exc:
+            except (ReservationLost, PilotRoundClosed) as exc:
                 messages.error(request, str(exc))
                 return redirect("annotation:queue", slug=slug)
             else:
                 messages.success(request, "Saved.")
                 if "save_next" in request.POST:
-                    return _to_next(request, study)
+                    return _to_next(request, study, pilot=item.is_pilot)
                 return redirect("annotation:item", slug=slug, item_id=item_id)
         if conflict is None:
             status_code = 400
@@ -179,7 +228,9 @@ def item_page(request: HttpRequest, slug: str, item_id: str) -> HttpResponse:
             "form": form,
             "own": own,
             "conflict": conflict,
-            "progress": selectors.annotator_progress(study=study, annotator=request.user),
+            "progress": selectors.annotator_progress(
+                study=study, annotator=request.user, pilot=item.is_pilot
+            ),
         },
         status=status_code,
     )
@@ -195,35 +246,46 @@ def _stale_conflict(
         "message": str(exc),
         "revision": exc.revision,
         "updated_at": exc.updated_at,
-        "rows": selectors.label_versions(saved=exc.current, submitted=form.label_dict()),
+        "rows": label_versions(saved=exc.current, submitted=form.label_dict()),
     }
     data = request.POST.copy()
     data["base_revision"] = str(exc.revision)
     return LabelForm(data, codebook=codebook, initial=initial), conflict
 
 
-def _to_next(request: HttpRequest, study: Study) -> HttpResponse:
-    """Redirect to the annotator's next item, or to the queue when nothing is left."""
-    following = assignment_next(study=study, annotator=request.user)
+def _to_next(request: HttpRequest, study: Study, *, pilot: bool) -> HttpResponse:
+    """Redirect to the annotator's next item of the same round (real or pilot), or to that
+    round's queue when nothing is left (or the pilot round was closed meanwhile)."""
+    try:
+        following = assignment_next(study=study, annotator=request.user, pilot=pilot)
+    except PilotRoundClosed as exc:
+        messages.error(request, str(exc))
+        return redirect(_queue_url(study.slug, pilot))
     if following is None:
         messages.info(request, "There is nothing left for you to label. Thank you!")
-        return redirect("annotation:queue", slug=study.slug)
+        return redirect(_queue_url(study.slug, pilot))
     return redirect("annotation:item", slug=study.slug, item_id=following.public_id)
 
 
 @annotator_required
 @require_POST
 def skip_item(request: HttpRequest, slug: str, item_id: str) -> HttpResponse:
-    """Give the item back unlabeled (it returns last) and open the next one."""
+    """Give the item back unlabeled (it returns last) and open the next one of its round."""
     study = study_get_or_404(slug=slug, with_settings=False)
     try:
         skipped = assignment_skip(study=study, annotator=request.user, public_id=item_id)
     except ItemNotFound as exc:
         return _error(request, study, str(exc), 404)
-    following = assignment_next(study=study, annotator=request.user)
+    # The item is the annotator's (assignment_skip checked it), so its round may be read.
+    pilot = Item.objects.filter(study=study, public_id=item_id, is_pilot=True).exists()
+    try:
+        following = assignment_next(study=study, annotator=request.user, pilot=pilot)
+    except PilotRoundClosed as exc:
+        messages.error(request, str(exc))
+        return redirect(_queue_url(slug, pilot))
     if following is None:
         messages.info(request, "There is nothing left for you to label. Thank you!")
-        return redirect("annotation:queue", slug=slug)
+        return redirect(_queue_url(slug, pilot))
     if following.public_id == item_id:
         messages.info(request, "Nothing else is open to you, so here is the skipped item again.")
     elif skipped:
@@ -240,7 +302,11 @@ def adjudication_list(request: HttpRequest, slug: str) -> HttpResponse:
     """Items whose labels disagree, without annotator names, and a link to the first one."""
     study = study_get_or_404(slug=slug, with_settings=False)
     ids = selectors.adjudication_queue(study=study, adjudicator=request.user)
-    return render(request, "annotation/adjudication_list.html", {"study": study, "ids": ids})
+    return render(
+        request,
+        "annotation/adjudication_list.html",
+        {"study": study, "ids": ids, "pilot_ids": pilot_item_ids(study=study, ids=ids)},
+    )
 
 
 @adjudicator_required
@@ -281,6 +347,8 @@ def adjudicate(request: HttpRequest, slug: str, item_id: str) -> HttpResponse:
                     form.add_error(name if name in form.fields else None, message)
             except ItemNotFound as exc:
                 return _error(request, study, str(exc), 404)
+            except PilotRoundClosed as exc:
+                return _error(request, study, str(exc), 409)
             except NotAllowed as exc:
                 return _error(request, study, str(exc), 403)
             else:
@@ -309,20 +377,55 @@ def adjudicate(request: HttpRequest, slug: str, item_id: str) -> HttpResponse:
 
 @researcher_required
 def overview(request: HttpRequest, slug: str) -> HttpResponse:
-    """Annotation progress, annotators, agreement per label and the downloads."""
+    """Annotation progress, annotators, agreement per label and the downloads, of the real
+    items; the pilot annotation round in a section of its own."""
     study = study_get_or_404(slug=slug, with_settings=False)
     items_sync(study=study)
+    pilot = pilot_round_state(study=study)
+    if pilot["open"] or pilot["items"]:
+        pilot["o"] = selectors.researcher_overview(study=study, is_pilot=True)
     return render(
         request,
         "annotation/overview.html",
         {
             "study": study,
             "o": selectors.researcher_overview(study=study),
+            "pilot": pilot,
+            "can_switch_pilot_round": is_staff_user(request.user),
             "machine": machine_overview(study=study),
             "acceptance": _acceptance_context(request, study),
             "exports": exports.EXPORTS,
         },
     )
+
+
+@staff_required
+@require_POST
+def pilot_round(request: HttpRequest, slug: str) -> HttpResponse:
+    """Open (``action=open``) or close (``action=close``) the pilot annotation round.
+
+    Staff only, POST with CSRF; the outcome is a message on the overview. Another ``action``
+    changes nothing and says so.
+    """
+    study = study_get_or_404(slug=slug, with_settings=False)
+    back = redirect(reverse("annotation:overview", args=[slug]) + "#pilot-round")
+    action = request.POST.get("action", "")
+    if action not in ("open", "close"):
+        messages.error(request, "Nothing was changed: action must be open or close.")
+        return back
+    changed = pilot_round_set(study=study, open_=action == "open")
+    word = "opened" if action == "open" else "closed"
+    if not changed:
+        messages.info(request, f"The pilot annotation round was already {word}; nothing changed.")
+    elif action == "open":
+        messages.success(
+            request,
+            "Pilot annotation round opened: annotators now get the pilot answers in their "
+            "pilot round, marked pilot. Their labels stay apart from the real data.",
+        )
+    else:
+        messages.success(request, "Pilot annotation round closed; its labels are kept.")
+    return back
 
 
 def _acceptance_context(request: HttpRequest, study: Study) -> dict:
@@ -378,14 +481,20 @@ def machine_accept(request: HttpRequest, slug: str) -> HttpResponse:
 
 @researcher_required
 def export(request: HttpRequest, slug: str, name: str) -> HttpResponse:
-    """Download ``annotations.csv``, ``final_labels.csv`` or ``agreement.csv``."""
+    """Download ``annotations.csv``, ``final_labels.csv`` or ``agreement.csv``; the pilot
+    round's items too with ``?include_pilot=1`` (any other value but 0 is a 400 page)."""
     study = study_get_or_404(slug=slug, with_settings=False)
     if name not in exports.EXPORTS:
         raise Http404("No such export.")
-    response = HttpResponse(
-        exports.export_csv_text(study=study, name=name), content_type="text/csv; charset=utf-8"
-    )
-    response["Content-Disposition"] = f'attachment; filename="{study.slug}-{name}.csv"'
+    raw = request.GET.get("include_pilot", "0")
+    if raw not in ("0", "1") or len(request.GET.getlist("include_pilot")) > 1:
+        return _error(
+            request, study, "include_pilot must be 1 (with the pilot round) or 0 (without).", 400
+        )
+    text = exports.export_csv_text(study=study, name=name, include_pilot=raw == "1")
+    response = HttpResponse(text, content_type="text/csv; charset=utf-8")
+    suffix = "-with-pilot" if raw == "1" else ""
+    response["Content-Disposition"] = f'attachment; filename="{study.slug}-{name}{suffix}.csv"'
     return response
 
 
@@ -401,21 +510,28 @@ class _AnnotatorAPI(APIView):
 
     def _payload(self, item: Item, annotator) -> dict:
         own = selectors.own_annotation(item=item, annotator=annotator)
+        blind = selectors.blind_item(item)
         return {
-            "item": BlindItemSerializer(selectors.blind_item(item)).data,
+            "item": BlindItemSerializer(blind).data,
             "label": LabelOutSerializer(own).data if own else None,
+            "pilot": blind.is_pilot,
         }
 
 
 class NextItemAPI(_AnnotatorAPI):
-    """``POST``: reserve (or resume) the next item; ``{"item": ..., "label": ...}`` or
-    ``{"item": null, "label": null}`` when nothing is left."""
+    """``POST``: reserve (or resume) the next item; ``{"item": ..., "label": ..., "pilot":
+    false}`` or ``{"item": null, "label": null, "pilot": false}`` when nothing is left.
+    ``?pilot=1``: the next item of the open pilot round (``"pilot": true``; 409
+    ``pilot_round_closed`` when it is closed)."""
 
     def post(self, request, slug: str):
         study = study_get_or_404(slug=slug, with_settings=False)
-        item = assignment_next(study=study, annotator=request.user)
+        raw = request.query_params.get("pilot", "0")
+        if raw not in ("0", "1"):
+            raise ValidationError({"pilot": ["pilot must be 1 (the pilot round) or 0."]})
+        item = assignment_next(study=study, annotator=request.user, pilot=raw == "1")
         if item is None:
-            return Response({"item": None, "label": None})
+            return Response({"item": None, "label": None, "pilot": raw == "1"})
         item = selectors.item_queryset().get(pk=item.pk)
         return Response(self._payload(item, request.user))
 

@@ -75,6 +75,8 @@ _RESPONSES_DOC = {
     "(copy_pasted, ai_generated, duplicate, other); empty if included",
     "label_source": "where the final label comes from: agreement, adjudication, or "
     "machine:llm:<model> (a machine label accepted by the researcher); empty until labelled",
+    "is_pilot": "1 for an answer of a simulated pilot participant (its labels come from the "
+    "pilot annotation round), else 0",
 }
 _SURVEY_DOC = {
     "participant": "pseudonym of the participant",
@@ -84,6 +86,7 @@ _SURVEY_DOC = {
     "data_analysis or the study's own keys)",
     "response": "1-5; Likert items from Strongly disagree = 1 to Strongly agree = 5, background "
     "items from Never = 1 to Daily = 5",
+    "is_pilot": "1 for an answer of a simulated pilot participant, else 0",
 }
 _PARTICIPANTS_DOC = {
     "participant": "pseudonym of the participant",

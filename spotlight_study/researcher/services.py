@@ -75,7 +75,7 @@ def analysis_run(
     out = Path(out_dir)
     data_dir = out / "data"
     results_export(study=study, out_dir=data_dir, include_pilot=include_pilot)
-    machine_coder = machine_coder_summary(study=study, margin=margin)
+    machine_coder = machine_coder_summary(study=study, margin=margin, include_pilot=include_pilot)
     results = run_analysis(data_dir, out, plan=plan, machine_coder=machine_coder)
     latest = latest_report_dir(study)
     latest.mkdir(parents=True, exist_ok=True)

@@ -24,9 +24,9 @@ RESPONSES_COLUMNS = [
     "participant", "setting", "condition", "position", "cell", "answer", "served_at", "answered_at",
     "time_on_task_ms", "paste_count", "paste_chars", "hidden_ms", "blur_count", "serve_count",
     "flags", "identified", "other_difference", "no_difference", "excluded", "exclusion_reason",
-    "label_source",
+    "label_source", "is_pilot",
 ]
-SURVEY_COLUMNS = ["participant", "condition", "item", "response"]
+SURVEY_COLUMNS = ["participant", "condition", "item", "response", "is_pilot"]
 PARTICIPANTS_COLUMNS = [
     "participant", "cell", "cell_plan", "status", "started", "finished", "consented",
     "instruction_check_passed", "training_answer", "comment", "assignment_seed",
@@ -105,7 +105,9 @@ def export_rows(*, study: Study, include_pilot: bool = False) -> dict[str, list[
         ``flags`` follow :mod:`spotlight_study.participation.flags`, with ``identical_answer``
         computed over the main answers of the exported participants. Pilot participants are
         left out unless ``include_pilot``
-        (then ``participants.csv`` marks them with ``pilot`` = 1).
+        (then ``participants.csv`` marks them with ``pilot`` = 1, and ``responses`` and
+        ``survey`` rows with ``is_pilot`` = 1; a pilot answer's labels are the final labels of the
+        pilot annotation round, a real answer's never are).
     """
     data = export_data(study=study, include_pilot=include_pilot)
     finals = data.finals
@@ -131,7 +133,7 @@ def export_rows(*, study: Study, include_pilot: bool = False) -> dict[str, list[
                     reason=_exclusion(p, training_final, final),
                 )
             )
-        survey += _survey_rows(data.survey.get(p.pk, ()), pseudonym)
+        survey += _survey_rows(data.survey.get(p.pk, ()), pseudonym, int(p.is_pilot))
         people.append(_participant_row(p, pseudonym, training[-1].answer if training else ""))
     return {"responses": responses, "survey": survey, "participants": people}
 
@@ -169,14 +171,18 @@ def _response_row(
         **_labels(final),
         "excluded": 1 if reason else 0,
         "exclusion_reason": reason,
+        "is_pilot": int(p.is_pilot),
     }
 
 
-def _survey_rows(answers, pseudonym: str) -> list[dict]:
+def _survey_rows(answers, pseudonym: str, is_pilot: int) -> list[dict]:
     """The ``survey.csv`` rows of one participant's survey ``answers`` (sorted by condition and
-    item, as :func:`~.selectors.export_data` gives them)."""
+    item, as :func:`~.selectors.export_data` gives them); ``is_pilot`` 1 for a pilot."""
     return [
-        {"participant": pseudonym, "condition": a.condition, "item": a.item, "response": a.response}
+        {
+            "participant": pseudonym, "condition": a.condition, "item": a.item,
+            "response": a.response, "is_pilot": is_pilot,
+        }
         for a in answers
     ]
 

@@ -52,7 +52,8 @@ class ExportData:
 
 
 def export_data(*, study: Study, include_pilot: bool = False) -> ExportData:
-    """The :class:`ExportData` of ``study``; pilot participants only with ``include_pilot``."""
+    """The :class:`ExportData` of ``study``; pilot participants (and the final labels of the
+    pilot annotation round) only with ``include_pilot``."""
     pilot = Q() if include_pilot else Q(is_pilot=False)
     answer_pilot = Q() if include_pilot else Q(participant__is_pilot=False)
     participants = list(
@@ -74,9 +75,12 @@ def export_data(*, study: Study, include_pilot: bool = False) -> ExportData:
         .values_list("participant_id", "condition", "item", "response", named=True)
     ):
         survey[a.participant_id].append(a)
+    # A real answer's labels come from the real items only; the pilot annotation round's final
+    # labels reach only pilot participants' rows, and only with include_pilot.
+    item_pilot = Q() if include_pilot else Q(item__is_pilot=False)
     finals = {
         f.item__response_id: f
-        for f in FinalLabel.objects.filter(item__study=study).values_list(
+        for f in FinalLabel.objects.filter(item_pilot, item__study=study).values_list(
             "item__response_id", "source", "identified", "tags", "no_difference", "exclusion",
             "machine_model", named=True,
         )

@@ -93,7 +93,7 @@ def _label_queue(
     without ``disagree_once``).
     """
     page.goto(f"{base_url}/annotate/")
-    page.get_by_role("link", name="My queue").click()
+    page.get_by_role("link", name="Pilot round").click()
     status = page.locator(".queue-status").inner_text()
     open_count = int(re.search(r"Still open to you: (\d+)", status).group(1))
     page.get_by_role("button", name="Next item").click()
@@ -177,6 +177,11 @@ def test_new_researcher_pilots_annotates_downloads_and_analyses(browser, live_se
     expect(researcher.locator("#monitor-rows")).to_contain_text("(pilot)")
     for pid in pilots.values_list("prolific_pid", flat=True):
         expect(researcher.locator("#monitor-rows")).not_to_contain_text(pid)
+
+    # Pilot answers are annotated only in the pilot round, which the researcher opens.
+    researcher.goto(f"{base}/annotate/{SLUG}/overview/")
+    researcher.get_by_role("button", name="Open the pilot round").click()
+    expect(researcher.locator(".messages")).to_contain_text("Pilot annotation round opened")
 
     # 3. The printed annotators label every answer; both see all of them.
     annotator_pages = {}

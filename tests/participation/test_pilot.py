@@ -1,5 +1,6 @@
 """manage.py pilot: simulated participants through the real flow, kept apart from real ones."""
 import csv
+import io
 from datetime import timedelta
 
 import pytest
@@ -120,12 +121,14 @@ def test_delete_removes_every_pilot_row_and_keeps_real_data(demo_study, settings
     Walker(Client(), demo_study.slug).complete()
     call_command("pilot", demo_study.slug, "--participants", "3", "--seed", "5")
     annotators = [make_user(f"ann{i}", "annotators") for i in range(2)]
+    # Pilot answers are labelled in the pilot annotation round, which the researcher opens.
+    call_command("pilot_annotation", demo_study.slug, "--open", stdout=io.StringIO())
     labeled_pilot = 0
     for user in annotators:
-        while (item := assignment_next(study=demo_study, annotator=user)) is not None:
-            label_save(study=demo_study, annotator=user, public_id=item.public_id, label=label())
-            labeled_pilot += item.response.participant.is_pilot
-    # Pilot answers are in the annotation queues like real ones.
+        for pilot in (False, True):
+            while (item := assignment_next(study=demo_study, annotator=user, pilot=pilot)) is not None:
+                label_save(study=demo_study, annotator=user, public_id=item.public_id, label=label())
+                labeled_pilot += item.response.participant.is_pilot
     assert labeled_pilot == 2 * 3 * 3  # 2 annotators x 3 pilots (none drops out) x 3 answers
     assert FinalLabel.objects.filter(item__response__participant__is_pilot=True).exists()
     real_items = set(Item.objects.filter(response__participant__is_pilot=False).values_list("pk", flat=True))

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import re
 
@@ -143,6 +144,7 @@ def test_analyze_of_a_preregistered_pilot_cites_the_plan_and_its_deviations(demo
     sha = _preregister(demo_study, tmp_path / "prereg", *PLANNER)
     planned = json.loads((tmp_path / "prereg" / "plan.json").read_text())["sample_size"]["planned_n"]
     call_command("pilot", demo_study.slug, "--participants", "8", "--seed", "11")
+    call_command("pilot_annotation", demo_study.slug, "--open", stdout=io.StringIO())
     annotators = [make_user(f"a{i}", "annotators") for i in range(2)]
     _annotate_all(
         demo_study, annotators,
@@ -177,6 +179,7 @@ def test_analyze_no_plan_leaves_the_plan_out(demo_study, tmp_path, settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     _preregister(demo_study, tmp_path / "prereg", "--planned-n", "48")
     call_command("pilot", demo_study.slug, "--participants", "4", "--seed", "11")
+    call_command("pilot_annotation", demo_study.slug, "--open", stdout=io.StringIO())
     _annotate_all(demo_study, [make_user("a0", "annotators"), make_user("a1", "annotators")],
                   lambda r: r.position == 0 or r.condition == "pattern")
     call_command("analyze", demo_study.slug, "--out", str(tmp_path / "out"), "--include-pilot", "--no-plan")

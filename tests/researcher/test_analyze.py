@@ -7,6 +7,7 @@ from django.test import Client
 from statsmodels.stats.proportion import proportions_ztest
 
 from analysis.__main__ import main as analysis_main
+from spotlight_study.annotation.pilot_round import pilot_round_is_open
 from spotlight_study.annotation.services.labels import LabelInput, label_save
 from spotlight_study.annotation.services.queue import assignment_next
 from spotlight_study.participation.models import TaskResponse
@@ -16,9 +17,11 @@ from ..conftest import Walker
 
 
 def _annotate_all(study, annotators, identified) -> None:
-    """Each annotator labels every item the same way: ``identified(response)`` decides."""
-    for user in annotators:
-        while (item := assignment_next(study=study, annotator=user)) is not None:
+    """Each annotator labels every item the same way: ``identified(response)`` decides; the
+    pilot answers too when the study's pilot annotation round is open."""
+    rounds = (False, True) if pilot_round_is_open(study) else (False,)
+    for user, pilot in ((u, p) for u in annotators for p in rounds):
+        while (item := assignment_next(study=study, annotator=user, pilot=pilot)) is not None:
             r = item.response
             label_save(
                 study=study,

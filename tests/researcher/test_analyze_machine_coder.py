@@ -37,6 +37,7 @@ def _pilot_annotated_by_two_humans(study, tmp_path) -> tuple[str, int]:
     sha = _preregister(study, tmp_path / "prereg", *PLANNER)
     planned = json.loads((tmp_path / "prereg" / "plan.json").read_text())["sample_size"]["planned_n"]
     call_command("pilot", study.slug, "--participants", "8", "--seed", "11")
+    call_command("pilot_annotation", study.slug, "--open", stdout=io.StringIO())
     _annotate_all(
         study, [make_user(f"a{i}", "annotators") for i in range(2)],
         lambda r: bool(r.participant.instruction_check_passed) if r.position == 0 else r.condition == "pattern",

@@ -1,5 +1,6 @@
 """The pilot on the researcher page (button) and in the analysis (--include-pilot)."""
 import csv
+import io
 import json
 
 import pytest
@@ -67,6 +68,7 @@ def test_analyze_leaves_pilots_out_unless_asked(demo_study, tmp_path, staff_clie
     for _ in range(4):
         Walker(Client(), demo_study.slug).complete()
     call_command("pilot", demo_study.slug, "--participants", "8", "--seed", "11")
+    call_command("pilot_annotation", demo_study.slug, "--open", stdout=io.StringIO())
     annotators = [make_user(f"a{i}", "annotators") for i in range(2)]
     # Training answers are labeled as the automatic check decided; pattern answers identified.
     _annotate_all(

@@ -17,6 +17,7 @@ from spotlight_study.studies.schema import normalize_tag
 
 from ..errors import InvalidLabel
 from ..models import Assignment, Exclusion, Item
+from ..pilot_round import pilot_round_is_open
 from ..selectors import codebook
 from ..services.labels import LabelInput, label_clean
 from ..services.pool import active_places
@@ -48,7 +49,8 @@ class Validation:
 
 class _Context:
     """What the rows are checked against: the study's items by public id, codebooks (cached
-    per setting), the default annotator and whether unknown tags may be added."""
+    per setting), the default annotator, whether unknown tags may be added and whether the
+    pilot round is open (a pilot item takes labels only then, as on the annotator's pages)."""
 
     def __init__(self, *, study: Study, annotator_name: str | None, add_tags: bool):
         self.items = {
@@ -60,6 +62,8 @@ class _Context:
         self.add_tags = add_tags
         self.validator = UnicodeUsernameValidator()
         self.seen: dict[tuple[str, str], int] = {}
+        self.pilot_open = pilot_round_is_open(study)
+        self.slug = study.slug
 
     def codebook(self, item: Item) -> set[str]:
         return self.codebooks.setdefault(item.setting_id, set(codebook(item.setting)))
@@ -117,6 +121,11 @@ def _row_validate(raw: RawRow, context: _Context) -> tuple[list[str], ImportRow 
     )
     if item is None:
         return problems, None, set()
+    if item.is_pilot and not context.pilot_open:
+        problems.append(
+            f"item {item.public_id} is a pilot answer and the pilot annotation round is closed "
+            f"(open it with manage.py pilot_annotation {context.slug} --open)"
+        )
     unknown = set(tags) - context.codebook(item)
     if unknown and not context.add_tags:
         problems.append(

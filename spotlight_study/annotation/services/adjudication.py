@@ -15,6 +15,7 @@ from ..models import Annotation, FinalLabel, Item
 from ..selectors import human_final, item_status
 from .labels import LabelInput, codebook_tags_add, label_clean
 from .pool import pool_lock
+from .queue import pilot_round_check
 
 
 def adjudication_save(
@@ -29,6 +30,8 @@ def adjudication_save(
     ------
     ItemNotFound
         If there is no such item in the study, or it does not await adjudication.
+    PilotRoundClosed
+        If it is a pilot item and the study's pilot round is closed.
     NotAllowed
         If the adjudicator labeled the item themselves.
     InvalidLabel
@@ -44,6 +47,7 @@ def adjudication_save(
         )
         if item is None:
             raise ItemNotFound("No such item awaits adjudication.")
+        pilot_round_check(item)
         annotations = list(Annotation.objects.filter(item=item))
         final = FinalLabel.objects.filter(item=item).first()
         adjudicated = final is not None and final.source == FinalLabel.Source.ADJUDICATION

@@ -18,7 +18,7 @@ from ..models import Annotation, AnnotationRevision, Assignment, CodebookTag, Ex
 from ..selectors import codebook
 from .final_labels import final_label_resolve
 from .pool import pool_lock, seat_ensure
-from .queue import assignment_own, assignment_retake_check
+from .queue import assignment_own, assignment_retake_check, pilot_round_check
 
 
 @dataclass(frozen=True)
@@ -153,6 +153,8 @@ def label_save(
     ------
     ItemNotFound
         If the item was never given to this annotator.
+    PilotRoundClosed
+        If it is a pilot item and the study's pilot round is closed (nothing is saved).
     ReservationLost
         If their reservation lapsed and the item is now full.
     InvalidLabel
@@ -170,6 +172,7 @@ def label_save(
     with transaction.atomic():
         pool_lock(study)
         item, assignment = assignment_own(study, annotator, public_id)
+        pilot_round_check(item)
         if base_revision is not None:
             saved = Annotation.objects.filter(item=item, annotator=annotator).first()
             if (saved.revision if saved else 0) != base_revision:

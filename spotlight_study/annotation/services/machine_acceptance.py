@@ -6,7 +6,8 @@ researcher may accept one model's labels for chosen label fields, typically afte
 non-inferiority decision of :mod:`spotlight_study.annotation.machine_agreement` came out in the
 model's favour. Then every item **without a human final label** (agreement or adjudication)
 gets a final label of source ``machine`` holding the accepted fields only; items with a human
-final label are never touched.
+final label are never touched. Only real items are ever given a machine final label: the
+pilot annotation round's items (``Item.is_pilot``) are left out of every acceptance.
 
 Rules:
 
@@ -85,11 +86,15 @@ def _check_fields(fields: list[str]) -> list[str]:
 
 def _check_model(study: Study, model: str) -> None:
     """Refuse a model without usable machine labels in the study, naming those that have some."""
-    labels = MachineLabel.objects.filter(item__study=study, model=model)
+    labels = MachineLabel.objects.filter(item__study=study, item__is_pilot=False, model=model)
     if labels.filter(status=MachineLabel.Status.LABELLED).exists():
         return
     known = sorted(
-        set(MachineLabel.objects.filter(item__study=study).values_list("model", flat=True))
+        set(
+            MachineLabel.objects.filter(item__study=study, item__is_pilot=False).values_list(
+                "model", flat=True
+            )
+        )
     )
     if labels.exists():
         raise MachineAcceptanceError(
@@ -206,7 +211,7 @@ def machine_labels_accept(
 def _accept_items(
     study: Study, model: str, fields: list[str], now: datetime
 ) -> tuple[dict[str, int], dict[str, int], int]:
-    """Set ``fields`` from ``model``'s labels on every item without a human final label.
+    """Set ``fields`` from ``model``'s labels on every real item without a human final label.
 
     Returns ``(changed, no_value, human)``: per field the items whose final value was set or
     changed and those whose machine label has no value, and the items with a human final
@@ -216,7 +221,7 @@ def _accept_items(
     no_value = {f: 0 for f in fields}
     human = 0
     labels = MachineLabel.objects.filter(
-        item__study=study, model=model, status=MachineLabel.Status.LABELLED
+        item__study=study, item__is_pilot=False, model=model, status=MachineLabel.Status.LABELLED
     ).select_related("item__final_label")
     for label in labels:
         final = getattr(label.item, "final_label", None)

@@ -11,8 +11,9 @@ from django.utils import timezone
 from spotlight_study.participation.models import TaskResponse
 from spotlight_study.studies.models import Study
 
-from ..errors import ItemNotFound, ReservationLost
+from ..errors import ItemNotFound, PilotRoundClosed, ReservationLost
 from ..models import Assignment, Item
+from ..pilot_round import pilot_round_is_open
 from ..selectors import answer_digest, queue_order_key
 from .pool import (
     active_places,
@@ -28,6 +29,8 @@ def items_sync(*, study: Study) -> int:
     that has none yet. Idempotent; safe to run concurrently (the response is unique per item).
 
     Returns the number of items it tried to create (a concurrent call may have made some).
+    A pilot participant's answer becomes an item with ``is_pilot`` set (the pilot annotation
+    round, :mod:`..pilot_round`), never one of the real queues.
 
     Notes
     -----
@@ -40,12 +43,16 @@ def items_sync(*, study: Study) -> int:
     """
     missing = TaskResponse.objects.filter(
         participant__study=study, answered_at__isnull=False, annotation_item__isnull=True
-    ).values_list("pk", "setting_id", "answer")
+    ).values_list("pk", "setting_id", "answer", "participant__is_pilot")
     new = [
         Item(
-            study=study, response_id=pk, setting_id=setting_id, answer_digest=answer_digest(answer)
+            study=study,
+            response_id=pk,
+            setting_id=setting_id,
+            answer_digest=answer_digest(answer),
+            is_pilot=is_pilot,
         )
-        for pk, setting_id, answer in missing
+        for pk, setting_id, answer, is_pilot in missing
     ]
     if not new:
         return 0
@@ -54,7 +61,9 @@ def items_sync(*, study: Study) -> int:
     return len(new)
 
 
-def assignment_next(*, study: Study, annotator, now: datetime | None = None) -> Item | None:
+def assignment_next(
+    *, study: Study, annotator, now: datetime | None = None, pilot: bool = False
+) -> Item | None:
     """The annotator's next item: the one reserved for them, or a new reservation.
 
     Parameters
@@ -64,12 +73,20 @@ def assignment_next(*, study: Study, annotator, now: datetime | None = None) -> 
         A member of ``annotators`` (the view checks the role).
     now : datetime, optional
         For tests; defaults to the current time.
+    pilot : bool
+        ``False`` (default): the real items only. ``True``: the pilot annotation round's items
+        (pilot participants' answers), handed out only while the round is open.
 
     Returns
     -------
     Item or None
-        ``None`` when no item needs this annotator. An annotator holds at most one open
-        reservation; calling again (refresh, a second tab) returns the same item.
+        ``None`` when no item of the round needs this annotator. An annotator holds at most one
+        open reservation per round; calling again (refresh, a second tab) returns the same item.
+
+    Raises
+    ------
+    PilotRoundClosed
+        With ``pilot=True`` when the study's pilot round is not open.
 
     Notes
     -----
@@ -85,11 +102,14 @@ def assignment_next(*, study: Study, annotator, now: datetime | None = None) -> 
     items_sync(study=study)
     with transaction.atomic():
         pool_lock(study)
+        if pilot and not pilot_round_is_open(study):
+            raise PilotRoundClosed()
         reservations_release_expired(study, now)
         seat = seat_ensure(study, annotator)
         current = (
             Assignment.objects.filter(
                 item__study=study,
+                item__is_pilot=pilot,
                 annotator=annotator,
                 state=Assignment.State.RESERVED,
                 expires_at__gt=now,
@@ -99,7 +119,9 @@ def assignment_next(*, study: Study, annotator, now: datetime | None = None) -> 
         )
         if current is not None:
             return current.item
-        pk = _next_open_item(study=study, annotator=annotator, order_seed=seat.order_seed, now=now)
+        pk = _next_open_item(
+            study=study, annotator=annotator, order_seed=seat.order_seed, now=now, pilot=pilot
+        )
         if pk is None:
             return None
         Assignment.objects.update_or_create(
@@ -114,24 +136,27 @@ def assignment_next(*, study: Study, annotator, now: datetime | None = None) -> 
         return Item.objects.get(pk=pk)
 
 
-def _next_open_item(*, study: Study, annotator, order_seed: int, now: datetime) -> int | None:
-    """The pk of the first item open to the annotator in their order (skipped ones last), or
-    ``None``. Open: fewer than k places in use and not taken by them (released or skipped
-    assignments of theirs do not count as taken). Call with the pool lock held."""
-    mine = Assignment.objects.filter(item__study=study, annotator=annotator)
+def _next_open_item(
+    *, study: Study, annotator, order_seed: int, now: datetime, pilot: bool
+) -> int | None:
+    """The pk of the first item of the round (real or ``pilot``) open to the annotator in their
+    order (skipped ones last), or ``None``. Open: fewer than k places in use and not taken by
+    them (released or skipped assignments of theirs do not count as taken). Call with the pool
+    lock held."""
+    mine = Assignment.objects.filter(item__study=study, item__is_pilot=pilot, annotator=annotator)
     free_again = (Assignment.State.RELEASED, Assignment.State.SKIPPED)
     taken_by_me = mine.exclude(state__in=free_again).values("item_id")
     skipped = set(mine.filter(state=Assignment.State.SKIPPED).values_list("item_id", flat=True))
     counts: dict[int, int] = {}
     for row in (
-        Assignment.objects.filter(active_places(now), item__study=study)
+        Assignment.objects.filter(active_places(now), item__study=study, item__is_pilot=pilot)
         .values("item_id")
         .order_by()
     ):
         counts[row["item_id"]] = counts.get(row["item_id"], 0) + 1
     candidates = [
         (pk, public_id)
-        for pk, public_id in Item.objects.filter(study=study)
+        for pk, public_id in Item.objects.filter(study=study, is_pilot=pilot)
         .exclude(pk__in=taken_by_me)
         .values_list("pk", "public_id")
         if counts.get(pk, 0) < study.annotators_per_item
@@ -154,6 +179,8 @@ def item_open(*, study: Study, annotator, public_id: str, now: datetime | None =
     ------
     ItemNotFound
         If the item does not exist or was never given to this annotator.
+    PilotRoundClosed
+        If it is a pilot item and the pilot round is closed.
     ReservationLost
         If their reservation lapsed and k other annotators have taken the item since.
     """
@@ -161,6 +188,7 @@ def item_open(*, study: Study, annotator, public_id: str, now: datetime | None =
     with transaction.atomic():
         pool_lock(study)
         item, assignment = assignment_own(study, annotator, public_id)
+        pilot_round_check(item)
         if assignment.state != Assignment.State.SUBMITTED:
             assignment_retake_check(item, assignment, annotator, study, now)
             assignment.state = Assignment.State.RESERVED
@@ -207,6 +235,13 @@ def assignment_own(study: Study, annotator, public_id: str) -> tuple[Item, Assig
     if assignment is None:
         raise ItemNotFound()
     return item, assignment
+
+
+def pilot_round_check(item: Item) -> None:
+    """Raise :class:`PilotRoundClosed` if ``item`` is a pilot item and its study's pilot round
+    is closed (so a pilot item is neither opened nor labelled then). Call with the pool lock held."""
+    if item.is_pilot and not pilot_round_is_open(item.study):
+        raise PilotRoundClosed()
 
 
 def assignment_retake_check(

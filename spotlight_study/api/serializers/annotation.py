@@ -34,7 +34,8 @@ class AnnotationProgressSerializer(serializers.Serializer):
 class AgreementRowSerializer(serializers.Serializer):
     """Agreement on one label over a scope, for all annotators, a pair of annotators or one
     annotator against the final labels (``comparison``); an undefined statistic is ``null`` with
-    its reason."""
+    its reason. ``is_pilot``: the row is computed over the pilot annotation round's items alone
+    (the other rows never count them)."""
 
     field = serializers.CharField()
     scope = serializers.CharField()
@@ -50,10 +51,12 @@ class AgreementRowSerializer(serializers.Serializer):
     cohen_kappa_note = serializers.CharField(allow_blank=True)
     krippendorff_alpha = serializers.FloatField(allow_null=True)
     krippendorff_alpha_note = serializers.CharField(allow_blank=True)
+    is_pilot = serializers.BooleanField()
 
     def to_representation(self, row: dict) -> dict:
-        """Empty CSV values become ``null``."""
+        """Empty CSV values become ``null``; ``is_pilot`` 0/1 a boolean."""
         data = dict(row)
+        data["is_pilot"] = bool(data.get("is_pilot"))
         for name in ("percent_agreement", "cohen_kappa", "krippendorff_alpha"):
             if data.get(name) == "":
                 data[name] = None
@@ -61,7 +64,8 @@ class AgreementRowSerializer(serializers.Serializer):
 
 
 class FinalLabelSerializer(serializers.Serializer):
-    """One item's final label (the row of ``final_labels.csv``; labels empty unless final)."""
+    """One item's final label (the row of ``final_labels.csv``; labels empty unless final).
+    ``is_pilot``: an item of the pilot annotation round (listed only with ``include_pilot``)."""
 
     item = serializers.CharField()
     participant = serializers.CharField()
@@ -78,10 +82,12 @@ class FinalLabelSerializer(serializers.Serializer):
     exclusion_note = serializers.CharField(allow_null=True, required=False, allow_blank=True)
     source = serializers.CharField(allow_null=True, required=False)
     decided_at = serializers.CharField(allow_null=True, required=False)
+    is_pilot = serializers.BooleanField()
 
     def to_representation(self, row: dict) -> dict:
         """CSV values as JSON: 0/1 as booleans, ``;``-separated tags as a list, missing as null."""
         data = dict(row)
+        data["is_pilot"] = bool(data.get("is_pilot"))
         final = data.get("status") == "final"
         for name in ("identified", "surface_difference", "no_difference", "other_difference"):
             data[name] = bool(int(data[name])) if final and data.get(name) not in (None, "") else None
@@ -97,3 +103,8 @@ class FinalLabelQuerySerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=["final", "needs_adjudication", "in_progress"], required=False)
     setting = serializers.CharField(required=False, max_length=50)
     kind = serializers.ChoiceField(choices=Setting.Kind.values, required=False)
+    include_pilot = serializers.ChoiceField(
+        choices=["true", "false"],
+        required=False,
+        help_text="Add the pilot annotation round's items (is_pilot true): true or false (default).",
+    )

@@ -22,7 +22,7 @@ class ParticipantSerializer(serializers.ModelSerializer):
         fields = [
             "participant", "cell", "cell_plan", "status", "step", "task_index", "started_at",
             "finished_at", "consented_at", "instruction_check_passed", "comment",
-            "assignment_counts", "assignment_seed", "prolific_status",
+            "assignment_counts", "assignment_seed", "prolific_status", "is_pilot",
         ]
         read_only_fields = fields
 
@@ -38,6 +38,8 @@ class ResponseSerializer(serializers.ModelSerializer):
     ``identified``, ``other_difference`` and ``no_difference`` come from the answer's final
     annotation label (``null`` until it exists). ``flags``, ``excluded`` and
     ``exclusion_reason`` are those of ``responses.csv`` (main answers; ``null`` for training).
+    ``is_pilot``: a pilot participant's answer (listed only with ``?include_pilot=true``; its
+    labels are the pilot annotation round's).
     """
 
     participant = PseudonymField()
@@ -50,6 +52,7 @@ class ResponseSerializer(serializers.ModelSerializer):
     flags = serializers.SerializerMethodField()
     excluded = serializers.SerializerMethodField()
     exclusion_reason = serializers.SerializerMethodField()
+    is_pilot = serializers.BooleanField(source="participant.is_pilot", read_only=True)
 
     class Meta:
         model = TaskResponse
@@ -57,7 +60,7 @@ class ResponseSerializer(serializers.ModelSerializer):
             "participant", "setting", "kind", "condition", "position", "cell", "answer",
             "served_at", "answered_at", "time_on_task_ms", "paste_count", "paste_chars",
             "hidden_ms", "blur_count", "serve_count", "identified", "other_difference",
-            "no_difference", "flags", "excluded", "exclusion_reason",
+            "no_difference", "flags", "excluded", "exclusion_reason", "is_pilot",
         ]
         read_only_fields = fields
 
@@ -103,8 +106,9 @@ class SurveyAnswerSerializer(serializers.ModelSerializer):
     """One survey item answered (``response`` 1..5)."""
 
     participant = PseudonymField()
+    is_pilot = serializers.BooleanField(source="participant.is_pilot", read_only=True)
 
     class Meta:
         model = SurveyAnswer
-        fields = ["participant", "condition", "item", "response"]
+        fields = ["participant", "condition", "item", "response", "is_pilot"]
         read_only_fields = fields

@@ -21,7 +21,8 @@ from .base import StudyScoped, error_responses
 
 @extend_schema(tags=["annotation"], responses={200: AnnotationProgressSerializer, **error_responses(401, 403, 404)})
 class AnnotationProgressView(StudyScoped, generics.GenericAPIView):
-    """Annotation progress: items by status, final-label sources, annotators and their labels."""
+    """Annotation progress of the real items (never the pilot annotation round's): items by
+    status, final-label sources, annotators and their labels."""
 
     serializer_class = AnnotationProgressSerializer
     queryset = Study.objects.none()  # names the path parameter in the schema
@@ -36,7 +37,8 @@ class AnnotationProgressView(StudyScoped, generics.GenericAPIView):
 
 @extend_schema(tags=["annotation"], responses={200: AgreementRowSerializer(many=True), **error_responses(401, 403, 404)})
 class AgreementListView(StudyScoped, generics.GenericAPIView):
-    """Agreement per label and scope (percent agreement, Cohen's kappa, Krippendorff's alpha)."""
+    """Agreement per label and scope (percent agreement, Cohen's kappa, Krippendorff's alpha);
+    the pilot annotation round's rows follow, computed apart (``is_pilot`` true)."""
 
     serializer_class = AgreementRowSerializer
     queryset = Study.objects.none()  # names the path parameter in the schema
@@ -51,7 +53,8 @@ class AgreementListView(StudyScoped, generics.GenericAPIView):
     responses={200: FinalLabelSerializer(many=True), **error_responses(400, 401, 403, 404)},
 )
 class FinalLabelListView(StudyScoped, generics.GenericAPIView):
-    """One row per annotation item: its status and, once final, its label (``?status=final``)."""
+    """One row per annotation item of a real participant: its status and, once final, its label
+    (``?status=final``); ``?include_pilot=true`` adds the pilot annotation round's items."""
 
     serializer_class = FinalLabelSerializer
     queryset = Study.objects.none()  # names the path parameter in the schema
@@ -59,10 +62,11 @@ class FinalLabelListView(StudyScoped, generics.GenericAPIView):
     def get(self, request, slug: str):
         query = FinalLabelQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
-        wanted = query.validated_data
+        wanted = dict(query.validated_data)
+        include_pilot = wanted.pop("include_pilot", "false") == "true"
         rows = [
             r
-            for r in annotation_exports.final_label_rows(study=self.study)
+            for r in annotation_exports.final_label_rows(study=self.study, include_pilot=include_pilot)
             if all(r.get(k) == v for k, v in wanted.items())
         ]
         return self.paginated(rows, FinalLabelSerializer)

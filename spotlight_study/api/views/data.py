@@ -52,10 +52,11 @@ class ResponseListView(StudyScoped, generics.ListAPIView):
 
     @cached_property
     def _label_context(self) -> dict:
-        # Pilot rows too: the list shows them with ?include_pilot=true.
+        # Pilot rows too: the list shows them with ?include_pilot=true, with the pilot annotation
+        # round's labels (a real answer's item is never a pilot item).
         rows = export_rows(study=self.study, include_pilot=True)["responses"]
         return {
-            "finals": final_labels_by_response(study=self.study),
+            "finals": final_labels_by_response(study=self.study, include_pilot=True),
             "export_rows": {(r["participant"], r["setting"]): r for r in rows},
         }
 

@@ -49,6 +49,7 @@ class Command(BaseCommand):
             f"(seed {report.seed}: --seed {report.seed} repeats these answers and times)."
         )
         self.stdout.write(
-            f"Export or analyse them with --include-pilot; remove them with "
+            f"Export or analyse them with --include-pilot; annotate them in the pilot round "
+            f"(manage.py pilot_annotation {slug} --open); remove them with "
             f"manage.py pilot {slug} --delete."
         )
