@@ -192,6 +192,7 @@ def test_analyze_refuses_a_plan_changed_in_the_database_after_it_was_frozen(demo
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     sha = _preregister(demo_study, tmp_path / "prereg", "--planned-n", "48")
     call_command("pilot", demo_study.slug, "--participants", "4", "--seed", "11")
+    call_command("pilot_annotation", demo_study.slug, "--open", stdout=io.StringIO())
     _annotate_all(demo_study, [make_user("a0", "annotators"), make_user("a1", "annotators")],
                   lambda r: r.position == 0 or r.condition == "pattern")
     version = PlanVersion.objects.get(study=demo_study)
