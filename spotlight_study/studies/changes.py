@@ -66,8 +66,22 @@ def _short(value: Any, *, start: int = 0) -> str:
     if len(text) > SHORT_CHARS:
         text = text[: SHORT_CHARS - 1] + "…"
     if isinstance(value, list):
-        text = f"{len(value)} item{'s' if len(value) != 1 else ''} {text}"
+        text = f"{_items(len(value))} {text}"
     return f'"{text}"' if isinstance(value, str) else text
+
+
+def _items(n: int) -> str:
+    return f"{n} item{'s' if n != 1 else ''}"
+
+
+def _list_change(old: list, new: list) -> str:
+    """``3 items → 2 items (removed: …; added: …)``: the items only one side has."""
+    removed = [item for item in old if item not in new]
+    added = [item for item in new if item not in old]
+    parts = [f"removed: {', '.join(_short(i) for i in removed)}"] if removed else []
+    parts += [f"added: {', '.join(_short(i) for i in added)}"] if added else []
+    detail = f" ({'; '.join(parts)})" if parts else " (reordered)"
+    return f"{_items(len(old))} → {_items(len(new))}{detail}"
 
 
 def _first_difference(old: str, new: str) -> int:
@@ -90,6 +104,8 @@ class FieldChange:
     new: Any
 
     def __str__(self) -> str:
+        if isinstance(self.old, list) and isinstance(self.new, list):
+            return f"{self.path}: {_list_change(self.old, self.new)}"
         start = 0
         if isinstance(self.old, str) and isinstance(self.new, str):
             start = _first_difference(self.old, self.new)

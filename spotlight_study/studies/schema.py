@@ -77,7 +77,10 @@ class SettingSerializer(serializers.Serializer):
 
 
 class TrainingSettingSerializer(SettingSerializer):
-    """The training setting, which also carries the instruction-check keywords."""
+    """The training setting, which also carries the instruction-check keywords (and has no
+    ``provenance``: the Stimuli pages build main settings only)."""
+
+    provenance = None
 
     check_keywords = serializers.ListField(
         child=serializers.CharField(max_length=50), min_length=1
