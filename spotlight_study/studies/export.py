@@ -195,6 +195,14 @@ def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 
+class _Texts(list):
+    """A setting's group of texts: always one text a line, however short."""
+
+
+def _represent_texts(dumper: yaml.SafeDumper, value: list) -> yaml.SequenceNode:
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", list(value), flow_style=False)
+
+
 def _represent_list(dumper: yaml.SafeDumper, value: list) -> yaml.SequenceNode:
     # Short lists of words (tokens, tags, conditions, scales) on one line, as in the demo file.
     short = all(isinstance(v, (str, int)) and "\n" not in str(v) and len(str(v)) <= 40 for v in value)
@@ -204,6 +212,11 @@ def _represent_list(dumper: yaml.SafeDumper, value: list) -> yaml.SequenceNode:
 
 _Dumper.add_representer(str, _represent_str)
 _Dumper.add_representer(list, _represent_list)
+_Dumper.add_representer(_Texts, _represent_texts)
+
+
+def _with_texts_marked(setting: dict[str, Any]) -> dict[str, Any]:
+    return {k: _Texts(v) if k in ("group1", "group2") else v for k, v in setting.items()}
 
 
 def study_file_text(data: dict[str, Any], *, fmt: str = "yaml") -> str:
@@ -221,6 +234,11 @@ def study_file_text(data: dict[str, Any], *, fmt: str = "yaml") -> str:
         f"# Study file of '{data['slug']}', written by manage.py export_study.\n"
         "# Import it with: manage.py import_study FILE [--replace | --as-slug NEW-SLUG]\n"
     )
+    data = {
+        **data,
+        "training": _with_texts_marked(data["training"]),
+        "settings": [_with_texts_marked(s) for s in data["settings"]],
+    }
     body = yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
     return header + body
 

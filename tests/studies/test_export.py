@@ -256,3 +256,35 @@ def test_simulate_reads_an_exported_file(built_study, tmp_path):
     study = study_get_with_settings(slug="full-study")
     assert design["n_cells"] == len(study_cells(study)) == 12
     assert design["settings"] == ["doctor", "farming", "pronouns", "pronouns-hand"]
+
+
+TRICKY = {
+    "title": "yes",
+    "consent_text": "Line one  \n\n  indented\twith a tab\n- looks like a list\n# looks like a comment\n"
+    "key: value 'single' \"double\" ünïcødé ✓ \\ backslash\r\nafter a CRLF",
+    "example_answer": "null",
+    "pattern_intro_text": "123",
+    "instructions_text": "~",
+    "task_prompt": "{not: a mapping}, [nor a list] & *no alias* !no-tag %",
+}
+
+
+@pytest.mark.parametrize("suffix", [".yaml", ".json"])
+def test_texts_yaml_would_misread_come_back_exactly(demo_data, db, tmp_path, suffix):
+    """Texts that look like YAML values, comments, lists or keys, with tabs and odd spacing, survive the round trip."""
+    demo_data.update(TRICKY)
+    demo_data["settings"][0]["target_description"] = "- dash: and colon"
+    demo_data["annotation"]["settings"]["doctor"]["tags"] = ["on", "1.5", "no"]
+    demo_data["survey"]["comment_prompt"] = "'quoted'  twice  spaced"
+    from spotlight_study.studies.services import study_import
+
+    study = study_import(data=demo_data)
+    path = tmp_path / f"tricky{suffix}"
+    call_command("export_study", study.slug, "--out", str(path))
+    call_command("import_study", str(path), "--as-slug", "tricky-copy")
+    copy = Study.objects.get(slug="tricky-copy")
+    assert rows(copy) == rows(study)
+    for name, value in TRICKY.items():
+        assert getattr(copy, name) == value.strip()
+    assert copy.settings.get(key="doctor").annotation_tags == ["on", "1.5", "no"]
+    assert copy.survey["comment_prompt"] == "'quoted'  twice  spaced"
