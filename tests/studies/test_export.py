@@ -177,16 +177,19 @@ def test_export_command_writes_yaml_to_stdout_and_json_to_a_json_file(built_stud
         (["no-such-study"], "No study with slug 'no-such-study'. Studies: full-study."),
         (["full-study", "--out", "study.txt"], "--out must end in .yaml, .yml or .json"),
         (["full-study", "--out", "missing-dir/study.yaml"], "the folder"),
+        (["full-study", "--out", "taken.yaml"], "Cannot write taken.yaml"),
     ],
-    ids=["unknown slug", "bad suffix", "missing folder"],
+    ids=["unknown slug", "bad suffix", "missing folder", "a folder in the way"],
 )
 def test_export_command_bad_input_says_why_and_writes_nothing(built_study, tmp_path, monkeypatch, args, message):
-    """A wrong slug, suffix or folder is a clear error and writes no file."""
+    """A wrong slug, suffix or folder, or a folder where the file should go, is a clear error and writes no file."""
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "taken.yaml").mkdir()
     with pytest.raises(CommandError) as info:
         call_command("export_study", *args)
     assert message in str(info.value)
-    assert list(tmp_path.iterdir()) == []
+    assert [p.name for p in tmp_path.iterdir()] == ["taken.yaml"]
+    assert list((tmp_path / "taken.yaml").iterdir()) == []
 
 
 def test_export_warns_when_the_stored_study_would_not_import(built_study, tmp_path, capsys):

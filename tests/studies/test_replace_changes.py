@@ -159,13 +159,16 @@ def test_frozen_browser_built_study_is_copied_through_export_and_as_slug(built_s
         ("slug: [unclosed", "Not valid YAML"),
         ("- a list", "The top level must be a mapping"),
         ("slug: full-study\ntitle: Only a title\n", "consent_text: This field is required."),
+        ("FOLDER", "Cannot read"),
     ],
-    ids=["missing file", "bad yaml", "not a mapping", "invalid file"],
+    ids=["missing file", "bad yaml", "not a mapping", "invalid file", "a folder"],
 )
 def test_dry_run_bad_input_is_a_clear_error_and_changes_nothing(built_study, tmp_path, content, message):
     """An unreadable or invalid file gives the import's message, no traceback, no change."""
     path = tmp_path / "study.yaml"
-    if content is not None:
+    if content == "FOLDER":
+        path.mkdir()
+    elif content is not None:
         path.write_text(content, encoding="utf-8")
     before = snapshot()
     with pytest.raises(CommandError) as info:
