@@ -16,6 +16,7 @@ from spotlight_study.accounts.roles import (
     is_annotator,
     is_researcher,
     researcher_required,
+    staff_required,
 )
 from spotlight_study.participation.errors import PilotError
 from spotlight_study.participation.forms import AnswerForm, ConsentForm, StepForm, SurveyForm
@@ -33,6 +34,7 @@ from spotlight_study.researcher.services import (
     latest_report_exists,
     latest_report_includes_pilot,
 )
+from spotlight_study.studies.export import study_file_data, study_file_text
 from spotlight_study.studies.models import Study
 from spotlight_study.studies.selectors import (
     setting_for_key,
@@ -208,6 +210,23 @@ def export_zip(request: HttpRequest, slug: str) -> HttpResponse:
         results_zip(study=study, include_pilot=include_pilot), content_type="application/zip"
     )
     response["Content-Disposition"] = f'attachment; filename="{name}"'
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@staff_required
+def study_file(request: HttpRequest, slug: str) -> HttpResponse:
+    """Download ``<slug>.yaml``: the study file ``manage.py export_study`` writes, which
+    ``import_study`` reads back into the same study (settings built on the Stimuli pages
+    included). Staff only: the file holds the completion codes and everything participants see."""
+    study = study_get_or_404(slug=slug)
+    try:
+        text = study_file_text(study_file_data(study))
+    except ValueError as exc:  # no training setting: nothing importable to give
+        messages.error(request, f"{exc} Nothing was downloaded.")
+        return redirect(reverse("researcher:study_detail", kwargs={"slug": slug}) + "#downloads")
+    response = HttpResponse(text.encode("utf-8"), content_type="application/yaml; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{study.slug}.yaml"'
     response["Cache-Control"] = "no-store"
     return response
 

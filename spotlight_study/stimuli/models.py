@@ -249,7 +249,9 @@ class SettingSource(models.Model):
 
     ``group1_output_ids``/``group2_output_ids`` are the :class:`Output` ids shown, in setting
     order. With ``selection == "random"`` they were sampled with ``random.Random(seed)`` from the
-    outputs of at most ``max_chars`` characters (group 1 first, then group 2).
+    outputs of at most ``max_chars`` characters (group 1 first, then group 2). The setting's
+    ``provenance`` holds the same record in the study file's form (:mod:`.provenance`), which
+    ``export_study`` writes and a copy of the study keeps; this row stays with this database.
     """
 
     class Selection(models.TextChoices):

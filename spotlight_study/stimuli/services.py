@@ -23,6 +23,7 @@ from .errors import SettingBuildError, StimuliError
 from .importers import ImportedGroups, ImportOptions, check_size, read_outputs
 from .jobs.runner import job_dispatch
 from .jobs.state import job_cancel, job_reopen
+from .provenance import provenance_record
 from .models import (
     ACTIVE_STATUSES, GenerationJob, JobStatus, MinedPattern, MiningJob, Output, SettingSource, StimulusSet,
 )
@@ -292,7 +293,7 @@ def _sample_outputs(outputs: list[Output], *, choice: SettingChoice, seed: int) 
     rng = random.Random(seed)
     chosen = {}
     for group in (1, 2):
-        eligible = [o for o in outputs if o.group == group and len(o.text) <= limit]
+        eligible = [o for o in outputs if o.group == group and o.text.strip() and len(o.text) <= limit]
         if len(eligible) < choice.n_per_group:
             raise SettingBuildError(
                 f"Group {group} has only {len(eligible)} outputs of at most {limit} characters; "
@@ -311,6 +312,10 @@ def _picked_outputs(outputs: list[Output], *, choice: SettingChoice) -> dict[int
     chosen = {1: [], 2: []}
     for pk in dict.fromkeys(choice.picked_output_ids):
         output = by_id[pk]
+        if not output.text.strip():
+            raise SettingBuildError(
+                f"Output {output.index + 1} of group {output.group} is empty; a setting shows no empty text."
+            )
         if len(output.text) > limit:
             raise SettingBuildError(
                 f"Output {output.index + 1} of group {output.group} has {len(output.text)} "
@@ -330,7 +335,10 @@ def setting_create_from_patterns(
     pattern's group. The texts are ``choice.n_per_group`` outputs per group sampled with
     ``random.Random(seed)`` (a new seed is drawn and recorded if none is given), or the outputs
     picked by hand. Outputs longer than ``max_chars`` (and than 2,000 characters, the study-file
-    limit) are not used. A :class:`SettingSource` records all of it.
+    limit) and empty outputs are not used; texts are stripped of surrounding whitespace, as a
+    study file's are. A :class:`SettingSource` records all of it, and the setting's
+    ``provenance`` holds the same record in the study file's form
+    (:func:`~.provenance.provenance_record`), for ``export_study``.
 
     Raises
     ------
@@ -360,8 +368,10 @@ def setting_create_from_patterns(
             kind=Setting.Kind.MAIN,
             position=(last or 0) + 1,
             title=choice.title,
-            group1_texts=[o.text for o in chosen[1]],
-            group2_texts=[o.text for o in chosen[2]],
+            # Stripped as a study file's texts are, so that export_study and import_study
+            # give back exactly these texts.
+            group1_texts=[o.text.strip() for o in chosen[1]],
+            group2_texts=[o.text.strip() for o in chosen[2]],
             target_description=choice.target_description,
         )
         setting.full_clean()
@@ -376,7 +386,7 @@ def setting_create_from_patterns(
             )
             for i, pk in enumerate(ids)
         )
-        SettingSource.objects.create(
+        source = SettingSource.objects.create(
             setting=setting,
             mining_job=mining_job,
             target_pattern=patterns[choice.target_pattern_id],
@@ -388,6 +398,10 @@ def setting_create_from_patterns(
             group2_output_ids=[o.pk for o in chosen[2]],
             created_by=created_by,
         )
+        # The record in the study file's form, so that export_study writes it and a copy of the
+        # study (import_study --as-slug) keeps it.
+        setting.provenance = provenance_record(source)
+        setting.save(update_fields=["provenance"])
     return setting
 
 

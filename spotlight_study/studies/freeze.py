@@ -17,8 +17,12 @@ FreezeCheck = Callable[[Study], "str | None"]
 _CHECKS: list[FreezeCheck] = []
 
 # How to change a frozen study: a copy under a new slug is a new version with its own cells.
+# The file comes from export_study, because the original file lacks what was built or edited
+# in the browser (settings from the Stimuli pages, admin edits).
 COPY_HINT = (
-    "To change it, make a new version: edit the study file and import it under a new slug "
+    "To change it, make a new version: write its study file with `manage.py export_study "
+    "{slug} --out FILE` (it includes settings built on the Stimuli pages and admin edits), "
+    "edit that file and import it under a new slug "
     "(`manage.py import_study FILE --as-slug NEW-SLUG`), then launch that study instead."
 )
 
@@ -44,4 +48,5 @@ def study_freeze_reason(*, study: Study) -> str | None:
 
 def frozen_message(*, study: Study, reason: str) -> str:
     """The refusal shown by the admin and the import: what froze the study and how to copy it."""
-    return f"Study '{study.slug}' is frozen: {reason} Its definition cannot change. {COPY_HINT}"
+    hint = COPY_HINT.format(slug=study.slug)
+    return f"Study '{study.slug}' is frozen: {reason} Its definition cannot change. {hint}"

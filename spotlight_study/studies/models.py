@@ -204,6 +204,15 @@ class Setting(models.Model):
         blank=True,
         help_text="Blind annotation: the obvious surface difference, e.g. the name Smith vs Li.",
     )
+    # How the texts and patterns were obtained, in the study file's ``provenance`` form
+    # (schema.ProvenanceSerializer): written when a setting is built on the Stimuli pages and by
+    # import_study, read by export_study. None for a setting written by hand.
+    provenance = models.JSONField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="Settings built from mined patterns: stimulus set, mining job, patterns, sample.",
+    )
 
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

@@ -18,6 +18,7 @@ from .content import pattern_problems
 from .errors import StudyFileError
 from .models import Condition, Study
 from .rules import abandonment_timeout_too_short, completion_code_clashes
+from .schema_provenance import ProvenanceSerializer, provenance_errors
 
 LIKERT_POINTS = 5
 
@@ -56,7 +57,8 @@ class PatternSerializer(serializers.Serializer):
 
 
 class SettingSerializer(serializers.Serializer):
-    """One setting: two groups of texts, its patterns and the target difference."""
+    """One setting: two groups of texts, its patterns, the target difference and, for a setting
+    built on the Stimuli pages, its ``provenance`` (:mod:`.schema_provenance`)."""
 
     key = serializers.SlugField(max_length=50)
     title = serializers.CharField(max_length=200)
@@ -65,10 +67,20 @@ class SettingSerializer(serializers.Serializer):
     patterns = PatternSerializer(many=True, required=False, default=list)
     distractor_patterns = PatternSerializer(many=True, required=False, default=list)
     target_description = serializers.CharField(required=False, allow_blank=True, default="")
+    provenance = ProvenanceSerializer(allow_null=True, default=None)
+
+    def validate(self, attrs: dict) -> dict:
+        errors = provenance_errors(attrs)
+        if errors:
+            raise serializers.ValidationError(errors)
+        return attrs
 
 
 class TrainingSettingSerializer(SettingSerializer):
-    """The training setting, which also carries the instruction-check keywords."""
+    """The training setting, which also carries the instruction-check keywords (and has no
+    ``provenance``: the Stimuli pages build main settings only)."""
+
+    provenance = None
 
     check_keywords = serializers.ListField(
         child=serializers.CharField(max_length=50), min_length=1

@@ -8,6 +8,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Q
 
+from .changes import replace_refusal
 from .errors import StudyImportError
 from .freeze import frozen_message, study_freeze_reason
 from .models import Setting, Study, TokenPattern
@@ -30,6 +31,7 @@ def _create_setting(
         check_keywords=list(data.get("check_keywords", [])),
         annotation_tags=list(annotation.get("tags", [])),
         surface_difference=annotation.get("surface_difference", ""),
+        provenance=_plain(data.get("provenance")),
     )
     setting.full_clean()
     setting.save()
@@ -67,16 +69,26 @@ class StudyImportOutcome:
 
 
 def study_import(
-    *, data: dict[str, Any], replace: bool = False, as_slug: str | None = None
+    *,
+    data: dict[str, Any],
+    replace: bool = False,
+    as_slug: str | None = None,
+    drop_missing: bool = False,
 ) -> Study:
     """Create a study (or replace its definition); :func:`study_import_outcome` without the
     counts of removed participants. Same parameters, returns the study, raises the same."""
-    return study_import_outcome(data=data, replace=replace, as_slug=as_slug).study
+    return study_import_outcome(
+        data=data, replace=replace, as_slug=as_slug, drop_missing=drop_missing
+    ).study
 
 
 @transaction.atomic
 def study_import_outcome(
-    *, data: dict[str, Any], replace: bool = False, as_slug: str | None = None
+    *,
+    data: dict[str, Any],
+    replace: bool = False,
+    as_slug: str | None = None,
+    drop_missing: bool = False,
 ) -> StudyImportOutcome:
     """Create a study (or replace its definition) from a parsed study file.
 
@@ -97,6 +109,10 @@ def study_import_outcome(
     as_slug : str or None
         Import under this slug instead of the file's: the way to copy a frozen study as a new
         version.
+    drop_missing : bool
+        Let a replace delete the study's settings that the file does not have (for example one
+        built on the Stimuli pages). Without it such a replace is refused, naming the settings
+        and how to keep them (``export_study`` first).
 
     Returns
     -------
@@ -109,8 +125,10 @@ def study_import_outcome(
     StudyFileError
         If the data is invalid (every bad field is named).
     StudyImportError
-        If the slug exists and ``replace`` is false, or the existing study is frozen; the
-        message says how to import a new version instead.
+        If the slug exists and ``replace`` is false, the existing study is frozen, or the file
+        lacks one of its settings and ``drop_missing`` is false
+        (:func:`~.changes.replace_refusal`); the message says what to do instead. Nothing is
+        changed.
     """
     if as_slug is not None:
         data = {**data, "slug": as_slug}
@@ -118,13 +136,11 @@ def study_import_outcome(
     existing = Study.objects.select_for_update().filter(slug=clean["slug"]).first()
     pilots_removed = unconsented_removed = 0
     if existing is not None:
-        if not replace:
-            raise StudyImportError(
-                f"A study with slug '{clean['slug']}' exists. Use --replace to overwrite its "
-                "definition (only possible before a real participant has consented), or "
-                "--as-slug NEW-SLUG to import the file as a new study."
-            )
-        _refuse_if_frozen(existing)
+        refusal = replace_refusal(
+            study=existing, clean=clean, replace=replace, drop_missing=drop_missing
+        )
+        if refusal:
+            raise StudyImportError(refusal)
         # Pilot data and unconsented arrivals belong to the old definition (and would block
         # deleting its settings). The check runs again after the delete: a consent saved
         # meanwhile keeps its row (it no longer matches the filter) and freezes the study.
@@ -190,10 +206,16 @@ def study_import_outcome(
 
 
 def study_import_file(
-    *, path: str | Path, replace: bool = False, as_slug: str | None = None
+    *,
+    path: str | Path,
+    replace: bool = False,
+    as_slug: str | None = None,
+    drop_missing: bool = False,
 ) -> Study:
     """Parse, validate and import a study file. Raises what :func:`study_import` raises."""
-    return study_import(data=parse_study_file(path), replace=replace, as_slug=as_slug)
+    return study_import(
+        data=parse_study_file(path), replace=replace, as_slug=as_slug, drop_missing=drop_missing
+    )
 
 
 def _plain(value: Any) -> Any:

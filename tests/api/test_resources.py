@@ -58,6 +58,23 @@ def test_import_from_json_body_and_conflict(api, demo_data, db):
     assert replaced.status_code == 201
 
 
+def test_replace_that_drops_a_setting_needs_drop_missing(api, demo_data, db):
+    """A replace whose file lacks a setting of the study is 409 naming it; drop_missing deletes it."""
+    demo_data["slug"] = "api-drop"
+    assert api.post("/api/studies/import/", {"study": demo_data}, format="json").status_code == 201
+    farming = demo_data["settings"].pop()
+    demo_data["annotation"]["settings"].pop(farming["key"])
+    refused = api.post("/api/studies/import/", {"study": demo_data, "replace": True}, format="json")
+    assert refused.status_code == 409 and refused.json()["error"]["code"] == "study_exists"
+    assert "'farming'" in refused.json()["error"]["message"] and "export_study" in refused.json()["error"]["message"]
+    assert Study.objects.get(slug="api-drop").settings.filter(key="farming").exists()
+    dropped = api.post(
+        "/api/studies/import/", {"study": demo_data, "replace": True, "drop_missing": True}, format="json"
+    )
+    assert dropped.status_code == 201
+    assert not Study.objects.get(slug="api-drop").settings.filter(key="farming").exists()
+
+
 def test_import_of_a_json_body_that_is_not_utf8_is_400_invalid_utf8(api, db):
     """A JSON study file with bytes that are not UTF-8 gets ``invalid_utf8`` (not DRF's
     ``parse_error`` with Python's decoder message); nothing is created."""

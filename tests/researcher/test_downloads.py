@@ -173,3 +173,51 @@ def test_study_page_links_the_downloads(staff_client, demo_study):
         href = f"/annotate/{demo_study.slug}/export/{name}.csv"
         assert f'href="{href}"' in html
         assert staff_client.get(href).status_code == 200
+
+
+def test_study_file_download_is_the_export_and_imports_back(staff_client, demo_study, tmp_path):
+    """Staff download <slug>.yaml (attachment), exactly what export_study writes; it imports as a copy."""
+    from django.core.management import call_command
+
+    from spotlight_study.studies.export import study_file_data, study_file_text
+    from spotlight_study.studies.models import Study
+
+    html = staff_client.get(f"/researcher/{demo_study.slug}/").content.decode()
+    url = f"/researcher/{demo_study.slug}/study-file.yaml"
+    assert f'href="{url}">Download study file</a>' in html
+    response = staff_client.get(url)
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/yaml; charset=utf-8"
+    assert response["Content-Disposition"] == f'attachment; filename="{demo_study.slug}.yaml"'
+    assert response["Cache-Control"] == "no-store"
+    text = response.content.decode("utf-8")
+    assert text == study_file_text(study_file_data(demo_study))
+    path = tmp_path / "downloaded.yaml"
+    path.write_text(text, encoding="utf-8")
+    call_command("import_study", str(path), "--as-slug", "downloaded-copy")
+    copy = Study.objects.get(slug="downloaded-copy")
+    assert study_file_data(copy) == {**study_file_data(demo_study), "slug": "downloaded-copy"}
+
+
+def test_study_file_download_is_for_staff_only(demo_study, fast_passwords):
+    """Researchers who are not staff get 403 and no link; anonymous visitors go to the login page."""
+    url = f"/researcher/{demo_study.slug}/study-file.yaml"
+    response = Client().get(url)
+    assert response.status_code == 302 and "login" in response["Location"]
+    for username, group in (("res-sf", "researchers"), ("ann-sf", "annotators"), ("adj-sf", "adjudicators")):
+        other = Client()
+        other.force_login(make_user(username, group))
+        assert other.get(url).status_code == 403
+    researcher = Client()
+    researcher.force_login(make_user("res-sf-page", "researchers"))
+    page = researcher.get(f"/researcher/{demo_study.slug}/")
+    assert page.status_code == 200 and "Download study file" not in page.content.decode()
+
+
+def test_study_file_of_an_unknown_study_is_404_and_of_a_broken_one_says_why(staff_client, demo_study):
+    """No study: 404. A study without a training setting: back to its page with the reason, no file."""
+    assert staff_client.get("/researcher/no-such-study/study-file.yaml").status_code == 404
+    demo_study.settings.filter(kind="training").delete()
+    response = staff_client.get(f"/researcher/{demo_study.slug}/study-file.yaml", follow=True)
+    assert response.status_code == 200
+    assert "has no training setting; a study file needs one. Nothing was downloaded." in response.content.decode()

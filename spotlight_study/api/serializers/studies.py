@@ -39,6 +39,10 @@ class StudyImportJSONSerializer(serializers.Serializer):
     replace = serializers.BooleanField(
         default=False, help_text="Replace the study with this slug (only before anyone took part)."
     )
+    drop_missing = serializers.BooleanField(
+        default=False,
+        help_text="With replace: delete the study's settings the file lacks (otherwise refused).",
+    )
 
 
 class StudyImportUploadSerializer(serializers.Serializer):
@@ -46,6 +50,7 @@ class StudyImportUploadSerializer(serializers.Serializer):
 
     file = serializers.FileField()
     replace = serializers.BooleanField(default=False)
+    drop_missing = serializers.BooleanField(default=False)
 
 
 class TokenPatternSerializer(serializers.ModelSerializer):

@@ -33,7 +33,7 @@ from .base import StudyScoped, error_responses
 STUDY_FILE_SUFFIXES = (".yaml", ".yml", ".json")
 
 
-def _import_upload(upload: UploadedFile, *, replace: bool) -> Study:
+def _import_upload(upload: UploadedFile, *, replace: bool, drop_missing: bool = False) -> Study:
     """Import an uploaded study file through a temporary copy (the importer reads a path).
 
     Raises :class:`~..errors.InvalidInput` for a suffix other than ``.yaml``, ``.yml`` or
@@ -47,7 +47,7 @@ def _import_upload(upload: UploadedFile, *, replace: bool) -> Study:
         with path.open("wb") as fh:
             for chunk in upload.chunks():
                 fh.write(chunk)
-        return study_import_file(path=path, replace=replace)
+        return study_import_file(path=path, replace=replace, drop_missing=drop_missing)
 
 
 @extend_schema(tags=["studies"], responses={200: StudySerializer, **error_responses(401, 403, 404)})
@@ -72,7 +72,8 @@ class StudyViewSet(viewsets.ReadOnlyModelViewSet):
         description="Import a study from a study file: a JSON body `{\"study\": {...}, \"replace\": "
         "false}` or an uploaded YAML/JSON `file`. The whole file is validated first; every bad "
         "field is named in `error.fields` by its path. 409 if the slug exists (without "
-        "`replace`) or the study already has participants.",
+        "`replace`), the study already has participants, or `replace` would delete a setting the "
+        "file lacks (without `drop_missing`).",
     )
     @action(detail=False, methods=["post"], url_path="import", parser_classes=[JSONParser, MultiPartParser, FormParser])
     def import_study(self, request):
@@ -80,11 +81,19 @@ class StudyViewSet(viewsets.ReadOnlyModelViewSet):
         if "file" in request.FILES:
             form = StudyImportUploadSerializer(data=request.data)
             form.is_valid(raise_exception=True)
-            study = _import_upload(form.validated_data["file"], replace=form.validated_data["replace"])
+            study = _import_upload(
+                form.validated_data["file"],
+                replace=form.validated_data["replace"],
+                drop_missing=form.validated_data["drop_missing"],
+            )
         else:
             form = StudyImportJSONSerializer(data=request.data)
             form.is_valid(raise_exception=True)
-            study = study_import(data=form.validated_data["study"], replace=form.validated_data["replace"])
+            study = study_import(
+                data=form.validated_data["study"],
+                replace=form.validated_data["replace"],
+                drop_missing=form.validated_data["drop_missing"],
+            )
         study = self.get_queryset().get(pk=study.pk)
         return Response(self.get_serializer(study).data, status=status.HTTP_201_CREATED)
 
