@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import random
 import secrets
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import transaction
@@ -34,6 +33,7 @@ from spotlight_study.studies.selectors import (
 
 from .errors import PilotError
 from .models import Participant
+from .selectors import PilotCounts, pilot_counts
 from .services import (
     Telemetry,
     answer_submit,
@@ -94,14 +94,8 @@ _COMMENTS = (
 )
 
 
-@dataclass(frozen=True)
-class PilotReport:
-    """What a pilot run made: counts of pilot participants by final state."""
-
-    participants: int
-    completed: int
-    failed_check: int
-    in_progress: int
+#: What a pilot run made: its participants' counts (the same selector as the researcher page).
+PilotReport = PilotCounts
 
 
 def pilot_participant_create(
@@ -349,7 +343,8 @@ def pilot_run(
     Returns
     -------
     PilotReport
-        Counts of this run's pilot participants by final state.
+        Counts of this run's pilot participants by final state
+        (:func:`.selectors.pilot_counts`, as the researcher page counts all of them).
 
     Raises
     ------
@@ -377,13 +372,7 @@ def pilot_run(
     for i in range(first, first + participants):
         with transaction.atomic():
             made.append(_simulate_one(study=study, index=i, rng=rng, end=end))
-    status = [p.status for p in made]
-    return PilotReport(
-        participants=len(made),
-        completed=status.count(Participant.Status.COMPLETED),
-        failed_check=sum(1 for p in made if p.instruction_check_passed is False),
-        in_progress=status.count(Participant.Status.IN_PROGRESS),
-    )
+    return pilot_counts((p.status, p.instruction_check_passed) for p in made)
 
 
 def pilot_delete(*, study: Study) -> dict[str, int]:
