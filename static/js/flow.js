@@ -27,6 +27,10 @@
       line.textContent = was.saved + "; " + main.getAttribute("data-place-here") + ".";
       note.appendChild(line);
     }
+    // Back to this entry shows whatever step is current then, so the browser must not put back
+    // this page's scroll position (its submit button, far below a note): each visit starts at
+    // the top. It is the entry's setting, so it is made on the first visit, before any Back.
+    if ("scrollRestoration" in history) { history.scrollRestoration = "manual"; }
     var state = {};
     for (var key in kept) { if (Object.prototype.hasOwnProperty.call(kept, key)) { state[key] = kept[key]; } }
     state.spotlightPlace = here;

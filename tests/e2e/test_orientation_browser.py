@@ -35,6 +35,11 @@ def test_back_after_task_1_says_it_is_saved_and_which_task_this_is(page, live_se
     expect_task(page, "Task 2 of 2")
     expect(page.locator(NOTE)).to_have_text("Your answer to task 1 is saved; this is task 2.")
     expect(page.get_by_role("status").filter(has_text="task 1 is saved")).to_be_visible()
+    # Chromium would restore the old entry's scroll position (at its submit button): the note
+    # must be where the participant looks, not above the fold.
+    page.wait_for_load_state("load")
+    page.wait_for_timeout(300)
+    expect(page.locator(NOTE)).to_be_in_viewport()
     assert page.url == step_url  # no marker in the address: the place stays in history.state
     page.reload()
     expect_task(page, "Task 2 of 2")
