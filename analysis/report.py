@@ -29,7 +29,8 @@ from .document import (
 from .figures import AGREEMENT_LABELS, CONDITION_LABELS, FREQUENCY_LABELS, item_label
 from .pipeline import HOLM_FAMILIES, section_name
 
-__all__ = ["render_html", "render_markdown", "write_report"]
+__all__ = ["NO_IDENTIFICATION_TEST", "identification_undefined_reason", "render_html", "render_markdown",
+           "write_report"]
 
 
 _PROPORTION_H1 = {
@@ -44,6 +45,26 @@ _RANK_H1 = {
 }
 #: How the report names each pattern condition in running text.
 _TREAT_WORDS = {"pattern": "the pattern", "pattern_with_distractors": "pattern and distractors"}
+
+
+#: What the report says when no identification test can be run (the design compares nothing).
+NO_IDENTIFICATION_TEST = ("No test: the data need a condition without a pattern and at least one "
+                          "with a pattern to compare.")
+
+
+def identification_undefined_reason(r: Mapping, treatment: str) -> str | None:
+    """Why z and p of one identification comparison are undefined, or ``None`` if they are not.
+
+    ``r`` is one entry of ``results["identification"]`` (or ``..._with_distractors``), whose
+    pattern-side group is named ``treatment``; an undefined number is ``None`` there (or NaN). The
+    pooled proportion is then 0 or 1, so the z-test's standard error is zero. The report and
+    ``manage.py analyze`` give this same reason.
+    """
+    z = r["z"]
+    if z is not None and z == z:  # NaN (results not yet made JSON-ready) is undefined too
+        return None
+    return (f"all participants in both groups had the same outcome "
+            f"(n = {r[f'n_{treatment}']} and {r['n_no_pattern']})")
 
 
 def _family_size(results: Mapping, family: str) -> int:
@@ -72,11 +93,9 @@ def _identification_blocks(results: Mapping, treatment: str) -> list:
             "Two-proportion z-test (normal approximation, pooled variance), "
             + _PROPORTION_H1[r["alternative"]].format(treat=treat_words) + ": ",
         ]
-        if r["z"] is None:
-            parts.append(
-                f"undefined, because all participants in both groups had the same outcome "
-                f"(n = {n} and {r['n_no_pattern']}). "
-            )
+        reason = identification_undefined_reason(r, treatment)
+        if reason is not None:
+            parts.append(f"undefined, because {reason}. ")
         else:
             parts.append(
                 f"z = {fmt_num(r['z'])}, p = {fmt_p(r['p'])}, n = {n} with and {r['n_no_pattern']} without; "
@@ -248,8 +267,7 @@ def _identification_section(results: Mapping) -> list:
             *_identification_blocks(results, "pattern_with_distractors"),
         ]
     if not design["compared"]:
-        blocks.append(Para("No test: the data need a condition without a pattern and at least one "
-                           "with a pattern to compare. Only the rates are shown."))
+        blocks.append(Para(f"{NO_IDENTIFICATION_TEST} Only the rates are shown."))
     blocks.append(Figure("identification_rate", "Identification rate by setting and condition, with 95% "
                                               "Wilson confidence intervals; k/n above each bar."))
     return blocks

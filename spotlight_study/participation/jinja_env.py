@@ -12,7 +12,8 @@ escapes every value that is not marked safe, as Django's templates do. This envi
 
 - ``static_once(path)``: the URL of a static file, as ``{% static_once %}`` gives it;
 - the filters ``study_text`` (a researcher's plain text as paragraphs and lists, escaped) and
-  ``list_items`` (``<li>`` items of a group's texts, escaped).
+  ``list_items`` (``<li>`` items of a group's texts, escaped), and the test-like filter
+  ``states_duration`` (whether a researcher's text already says how long the study takes).
 
 Unlike Django's templates, Jinja2 does not call methods by itself: a template writes
 ``form["token"].value()``, ``form.radio_sections()``.
@@ -24,7 +25,7 @@ from typing import Any
 from jinja2 import Environment
 
 from .templatetags.static_once import static_once
-from .templatetags.study_text import list_items, study_text
+from .templatetags.study_text import list_items, states_duration, study_text
 
 #: The ``TEMPLATES`` entry (``NAME``) that renders the step pages: pass it as ``using=``.
 STEP_PAGE_ENGINE = "jinja2"
@@ -37,4 +38,5 @@ def environment(**options: Any) -> Environment:
     env.globals["static_once"] = static_once
     env.filters["study_text"] = study_text
     env.filters["list_items"] = list_items
+    env.filters["states_duration"] = states_duration
     return env

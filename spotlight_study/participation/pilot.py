@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import random
 import secrets
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 
 from django.db import transaction
@@ -34,6 +34,7 @@ from spotlight_study.studies.selectors import (
 
 from .errors import PilotError
 from .models import Participant
+from .selectors import PilotCounts, pilot_counts
 from .services import (
     Telemetry,
     answer_submit,
@@ -95,15 +96,12 @@ _COMMENTS = (
 
 
 @dataclass(frozen=True)
-class PilotReport:
-    """What a pilot run made: counts of pilot participants by final state, and the seed of
-    their simulated behaviour (``manage.py pilot --seed`` repeats the run's answers and times)."""
+class PilotReport(PilotCounts):
+    """What a pilot run made: its participants' counts (the same definition as the researcher
+    page's, :func:`.selectors.pilot_counts`) and the seed of their simulated behaviour
+    (``manage.py pilot --seed`` repeats the run's answers and times)."""
 
-    participants: int
-    completed: int
-    failed_check: int
-    in_progress: int
-    seed: int
+    seed: int = 0
 
 
 def pilot_participant_create(
@@ -351,8 +349,9 @@ def pilot_run(
     Returns
     -------
     PilotReport
-        Counts of this run's pilot participants by final state, and the seed used (drawn when
-        none was given).
+        Counts of this run's pilot participants by final state
+        (:func:`.selectors.pilot_counts`, as the researcher page counts all of them), and the
+        seed used (drawn when none was given).
 
     Raises
     ------
@@ -382,14 +381,8 @@ def pilot_run(
     for i in range(first, first + participants):
         with transaction.atomic():
             made.append(_simulate_one(study=study, index=i, rng=rng, end=end))
-    status = [p.status for p in made]
-    return PilotReport(
-        participants=len(made),
-        completed=status.count(Participant.Status.COMPLETED),
-        failed_check=sum(1 for p in made if p.instruction_check_passed is False),
-        in_progress=status.count(Participant.Status.IN_PROGRESS),
-        seed=seed,
-    )
+    counts = pilot_counts((p.status, p.instruction_check_passed) for p in made)
+    return PilotReport(**asdict(counts), seed=seed)
 
 
 def pilot_delete(*, study: Study) -> dict[str, int]:

@@ -5,7 +5,7 @@ import hashlib
 import random
 import statistics
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from urllib.parse import urlencode
 
@@ -213,6 +213,64 @@ def completion_url(code: str) -> str:
 # --- researcher page -------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class PilotCounts:
+    """Pilot participants by final state, as the ``pilot`` command, the pilot button's message
+    and the researcher page's pilot line all report them (:func:`pilot_counts`).
+
+    ``ended`` is every other status (no consent, ended at a failed instruction check);
+    ``failed_check`` counts the failed instruction checks under either policy, so a pilot
+    whose study ended at the check is both ``ended`` and ``failed_check``.
+    """
+
+    participants: int
+    completed: int
+    in_progress: int
+    ended: int
+    failed_check: int
+
+    def summary(self) -> str:
+        """``"9 completed, 1 dropped out, 0 ended early; 1 of the 10 failed the instruction
+        check"`` (no final full stop; a simulated participant still in progress dropped out)."""
+        return (
+            f"{self.completed} completed, {self.in_progress} dropped out, {self.ended} ended "
+            f"early; {self.failed_check} of the {self.participants} failed the instruction check"
+        )
+
+
+def pilot_counts(rows) -> PilotCounts:
+    """Count pilot participants given as ``(status, instruction_check_passed)`` pairs.
+
+    One definition for every place that reports a pilot, so their figures cannot disagree: a
+    check that failed counts whether the study went on (``continue``) or ended there (``end``,
+    status ``failed_check``). Pure: the caller has read the rows (no query here).
+    """
+    rows = list(rows)
+    statuses = Counter(status for status, _check in rows)
+    completed = statuses[Participant.Status.COMPLETED]
+    in_progress = statuses[Participant.Status.IN_PROGRESS]
+    return PilotCounts(
+        participants=len(rows),
+        completed=completed,
+        in_progress=in_progress,
+        ended=len(rows) - completed - in_progress,
+        failed_check=sum(
+            1 for status, check in rows
+            if check is False or status == Participant.Status.FAILED_CHECK
+        ),
+    )
+
+
+
+def study_pilot_counts(*, study: Study) -> PilotCounts:
+    """:func:`pilot_counts` over all pilot participants of ``study`` (one query)."""
+    return pilot_counts(
+        Participant.objects.filter(study=study, is_pilot=True).values_list(
+            "status", "instruction_check_passed"
+        )
+    )
+
+
 def _flag_summary(
     *, study: Study, participants: list[tuple], counts: flag_queries.FlagCounts, limit: int | None
 ) -> dict:
@@ -326,8 +384,10 @@ def study_dashboard(
         in progress included); ``flags``: the flagged participants, oldest first, list of
         ``{"participant", "cell", "status", "flags"}`` (flags in words), at most
         ``flag_rows``; ``flagged``: the number of flagged participants.
-        ``pilot``: ``{"participants", "completed", "flag_counts", "flags", "flagged"}`` for
-        the pilot participants, who are counted nowhere else. "Abandoned" means in progress
+        ``pilot``: the fields of :class:`PilotCounts` (``participants``, ``completed``,
+        ``in_progress``, ``ended``, ``failed_check``), its ``summary`` sentence, and
+        ``"flag_counts", "flags", "flagged"`` for the pilot participants, who are counted
+        nowhere else. "Abandoned" means in progress
         for longer than the abandonment timeout; "ended" covers failed check, no consent,
         returned, timed out and rejected.
     """
@@ -354,6 +414,7 @@ def study_dashboard(
     counts = flag_queries.study_flag_counts(study=study, pilot=None)
     real = _flag_summary(study=study, participants=participants, counts=counts[False], limit=flag_rows)
     pilot = _flag_summary(study=study, participants=pilots, counts=counts[True], limit=None)
+    pilot_tally = pilot_counts((status, check) for _id, _p, status, _c, check, _t, _f in pilots)
     return {
         "cells": cell_rows,
         "totals": totals,
@@ -362,8 +423,8 @@ def study_dashboard(
         "flags": real["flags"],
         "flagged": real["flagged"],
         "pilot": {
-            "participants": len(pilots),
-            "completed": sum(1 for p in pilots if p[2] == Participant.Status.COMPLETED),
+            **asdict(pilot_tally),
+            "summary": pilot_tally.summary(),
             **pilot,
         },
     }

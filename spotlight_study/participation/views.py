@@ -33,6 +33,7 @@ from .fragments import survey_radios_html
 from .http_caching import participant_never_cache
 from .jinja_env import STEP_PAGE_ENGINE
 from .models import Participant
+from .page_place import page_place
 from .ratelimit import arrival_admit
 from .selectors import (
     completion_code,
@@ -317,6 +318,7 @@ def _render_step(request: HttpRequest, study: StudyPlan, participant: Participan
         code = completion_code(participant, study)
         ctx.update(code=code, completion_url=completion_url(code) if code else None)
         return render(request, "participation/done.html", ctx, using=STEP_PAGE_ENGINE)
+    ctx["place"] = page_place(participant)  # for the note after Back (page_place.py)
     if step_ == Participant.Step.CONSENT:
         ctx["form"] = _bound(ConsentForm, draft, token)
         ctx["confirm_decline"] = request.META.get("QUERY_STRING") == CONFIRM_DECLINE

@@ -29,6 +29,8 @@ from spotlight_study.studies.errors import StudyFileError
 from spotlight_study.studies.schema import parse_study_file, validate_study_data
 from spotlight_study.studies.selectors import study_design_warnings
 
+from .public_address import address_problems
+
 GO = "go"
 WARNING = "warning"
 NO_GO = "no-go"
@@ -215,6 +217,21 @@ def _url_item(report: LaunchReport, study: Study, base_url: str | None, timeout_
         )
 
 
+def _address_item(report: LaunchReport, base_url: str) -> None:
+    # Read from the address alone: a loopback or private base passes the fetch from this server
+    # (the Study URL item) while no participant could open it.
+    problems = address_problems(base_url)
+    if problems:
+        report.add(
+            "Study address",
+            WARNING,
+            f"{base_url}: " + " ".join(problems) + " Set PROLIFIC_STUDY_BASE_URL (or --base-url) "
+            "to this server's public https origin before publishing on Prolific.",
+        )
+    else:
+        report.add("Study address", GO, f"{base_url} is a public https address.")
+
+
 def _timeout_item(report: LaunchReport, timeout: int, maximum: int) -> None:
     if abandonment_timeout_too_short(timeout_minutes=timeout, maximum_minutes=maximum):
         report.add(
@@ -283,7 +300,8 @@ def launch_check(
     -------
     LaunchReport
         Items in this order: token patterns, design, completion codes, Prolific link, webhook
-        secret, annotators, study URL, abandonment timeout, pilot, status (and, if real
+        secret, annotators, study URL, study address (loopback, private or plain-HTTP
+        addresses warn; only with a base URL), abandonment timeout, pilot, status (and, if real
         participants have consented, a note that the study is frozen).
     """
     report = LaunchReport(subject=study.slug)
@@ -292,8 +310,9 @@ def launch_check(
     _codes_item(report, study.completion_code, study.failed_check_code, study.no_consent_code)
     _prolific_items(report, study)
     _annotators_item(report, study)
+    base = base_url or settings.PROLIFIC_STUDY_BASE_URL
     if check_url:
-        _url_item(report, study, base_url or settings.PROLIFIC_STUDY_BASE_URL, timeout_s)
+        _url_item(report, study, base, timeout_s)
     else:
         report.add(
             "Study URL",
@@ -301,6 +320,8 @@ def launch_check(
             "Not fetched on this page, so it may still be a no-go: open the page with "
             f"?launch=full, or run `manage.py launch_check {study.slug}`.",
         )
+    if base:
+        _address_item(report, base)
     _timeout_item(report, study.abandonment_timeout_minutes, study.maximum_minutes)
     _pilot_item(report, study)
     _status_item(report, study)

@@ -129,10 +129,7 @@ def pilot(request: HttpRequest, slug: str) -> HttpResponse:
         return redirect(back)
     messages.success(
         request,
-        f"Pilot: {report.participants} simulated participant(s): {report.completed} completed, "
-        f"{report.in_progress} dropped out, "
-        f"{report.participants - report.completed - report.in_progress} ended early; "
-        f"{report.failed_check} of the {report.participants} failed the instruction check "
+        f"Pilot: {report.participants} simulated participant(s): {report.summary()} "
         f"(seed {report.seed}).",
     )
     return redirect(back)

@@ -1,13 +1,41 @@
-// Participant pages. Two jobs, both optional for the flow (it works without JavaScript):
+// Participant pages. Three jobs, all optional for the flow (it works without JavaScript):
 // 1. A page brought back from the browser's back-forward cache is an old step: reload it, so
 //    the participant sees (and can only submit) the step they are on now.
-// 2. On a task form (marked data-telemetry), add browser evidence to the hidden client_events
+// 2. After Back or Forward to a history entry that showed an earlier step, say that step is
+//    saved and which one this is (participation/page_place.py).
+// 3. On a task form (marked data-telemetry), add browser evidence to the hidden client_events
 //    field: pastes, time with the tab hidden, focus lost; and keep the character counter.
 (function () {
   "use strict";
   window.addEventListener("pageshow", function (ev) {
     if (ev.persisted) { window.location.reload(); }
   });
+
+  // Every step has one URL, so Back asks the server again and gets the current step. The
+  // entry's history.state (kept by the browser, never sent) remembers the place the entry
+  // showed last; a later place found there means the earlier step was submitted.
+  var main = document.querySelector("main[data-place-order]");
+  if (main && window.history && typeof history.replaceState === "function") {
+    var here = { order: parseInt(main.getAttribute("data-place-order"), 10),
+                 saved: main.getAttribute("data-place-saved") };
+    var kept = (history.state && typeof history.state === "object") ? history.state : {};
+    var was = kept.spotlightPlace;
+    var note = document.getElementById("place-note");
+    if (note && was && typeof was.order === "number" && typeof was.saved === "string" &&
+        was.order < here.order) {
+      var line = document.createElement("p");
+      line.textContent = was.saved + "; " + main.getAttribute("data-place-here") + ".";
+      note.appendChild(line);
+    }
+    // Back to this entry shows whatever step is current then, so the browser must not put back
+    // this page's scroll position (its submit button, far below a note): each visit starts at
+    // the top. It is the entry's setting, so it is made on the first visit, before any Back.
+    if ("scrollRestoration" in history) { history.scrollRestoration = "manual"; }
+    var state = {};
+    for (var key in kept) { if (Object.prototype.hasOwnProperty.call(kept, key)) { state[key] = kept[key]; } }
+    state.spotlightPlace = here;
+    try { history.replaceState(state, ""); } catch (e) { /* state too large or refused: no note */ }
+  }
 
   var form = document.querySelector("form[data-telemetry]");
   if (!form) { return; }

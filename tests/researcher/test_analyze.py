@@ -119,3 +119,84 @@ def test_python_m_analysis_on_an_empty_export_exits_2(demo_study, tmp_path, caps
     assert err == ("error: responses.csv has no rows: no participant has answered a main task yet, "
                    "so there is nothing to analyse\n")
     assert not (tmp_path / "out").exists()
+
+
+def _console(slug: str, out_dir) -> str:
+    from io import StringIO
+
+    out = StringIO()
+    call_command("analyze", slug, "--out", str(out_dir), stdout=out)
+    return out.getvalue()
+
+
+def test_analyze_console_rounds_z_and_p_as_the_report(demo_study, tmp_path, fast_passwords):
+    """The console's z, p and Holm p are the report's rounded figures, never the raw floats."""
+    from analysis.document import fmt_num, fmt_p
+
+    for _ in range(8):
+        Walker(Client(), demo_study.slug).complete()
+    main = TaskResponse.objects.filter(position__gt=0).order_by("pk")
+    chosen = set()
+    for key in ("doctor", "farming"):  # half of each setting's no-pattern answers identified
+        chosen.update([r.pk for r in main if r.condition == "no_pattern" and r.setting.key == key][::2])
+    annotators = [make_user(f"a{i}", "annotators") for i in range(2)]
+    _annotate_all(demo_study, annotators,
+                  lambda r: r.position == 0 or r.condition == "pattern" or r.pk in chosen)
+    out = _console(demo_study.slug, tmp_path)
+    results = json.loads((tmp_path / "results.json").read_text())
+    report = (tmp_path / "report.md").read_text(encoding="utf-8")
+    for setting in ("doctor", "farming"):
+        r = results["identification"][setting]
+        assert r["z"] is not None, "half identified without the pattern, all with it: z is defined"
+        z, p = fmt_num(r["z"]), fmt_p(r["p"])
+        p_holm = fmt_p(results["holm"]["identification"][setting]["p_holm"])
+        assert f"  {setting}: identified " in out
+        assert f"z={z}, p={p}, p (Holm)={p_holm}" in out
+        assert f"z = {z}, p = {p}" in report
+        assert repr(r["z"]) not in out and repr(r["p"]) not in out
+
+
+def test_analyze_console_says_why_z_is_undefined(demo_study, tmp_path, fast_passwords):
+    """With every answer identified (zero variance) the console gives the report's reason."""
+    from analysis.report import identification_undefined_reason
+
+    for _ in range(4):
+        Walker(Client(), demo_study.slug).complete()
+    annotators = [make_user(f"a{i}", "annotators") for i in range(2)]
+    _annotate_all(demo_study, annotators, lambda r: True)
+    out = _console(demo_study.slug, tmp_path)
+    results = json.loads((tmp_path / "results.json").read_text())
+    report = (tmp_path / "report.md").read_text(encoding="utf-8")
+    for setting, r in results["identification"].items():
+        reason = identification_undefined_reason(r, "pattern")
+        assert reason and reason.startswith("all participants in both groups had the same outcome")
+        assert f"  {setting}: identified {r['k_no_pattern']}/{r['n_no_pattern']} without" in out
+        assert f"z and p undefined: {reason}" in out
+        assert f"undefined, because {reason}." in report
+    assert "z=None" not in out and "p=None" not in out and "nan" not in out
+
+
+def test_analyze_with_a_condition_nobody_is_in_says_which(demo_study, tmp_path, fast_passwords):
+    """One participant leaves each setting with one empty condition: status 2 names the gap."""
+    Walker(Client(), demo_study.slug).complete()
+    _annotate_all(demo_study, [make_user(f"a{i}", "annotators") for i in range(2)], lambda r: True)
+    with pytest.raises(CommandError, match=r"setting '\w+' has no included participants in condition") as err:
+        call_command("analyze", demo_study.slug, "--out", str(tmp_path))
+    assert err.value.returncode == 2
+
+
+def test_analyze_console_without_a_comparison_gives_the_report_note(tmp_path):
+    """A design with no no-pattern group: the console prints the report's "No test" sentence."""
+    from io import StringIO
+
+    from analysis.inputs import prepare_data
+    from analysis.pipeline import compute_results
+    from analysis.report import NO_IDENTIFICATION_TEST
+    from spotlight_study.researcher.management.commands.analyze import Command
+
+    from ..analysis.test_pipeline import _three_setting_frames
+
+    results = compute_results(prepare_data(*_three_setting_frames(("pattern",), n_participants=6)))
+    out = StringIO()
+    Command(stdout=out)._identification_lines(results)
+    assert out.getvalue() == f"  Identification: {NO_IDENTIFICATION_TEST}\n"

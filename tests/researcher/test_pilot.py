@@ -98,3 +98,42 @@ def test_analyze_of_a_pilot_only_study_without_the_flag_fails_clearly(demo_study
     call_command("pilot", demo_study.slug, "--participants", "2", "--seed", "4")
     with pytest.raises(CommandError):
         call_command("analyze", demo_study.slug, "--out", str(tmp_path))
+
+
+@pytest.mark.parametrize("policy", ["continue_and_flag", "end"])
+def test_page_pilot_line_agrees_with_the_pilot_command(db, demo_data, staff_client, policy):
+    """The researcher page's pilot line shows the pilot command's counts; a check failed under
+    the end policy counts as a failed check there too (two runs: the command's total line)."""
+    from io import StringIO
+
+    from spotlight_study.studies.services import study_import
+
+    demo_data["failed_check_policy"] = policy
+    study = study_import(data=demo_data)
+    seed = 23
+    print(f"pilot seed {seed}")
+    out = StringIO()
+    call_command("pilot", study.slug, "--participants", "10", "--seed", str(seed), stdout=out)
+    pilots = list(Participant.objects.filter(study=study, is_pilot=True))
+    failed = [p for p in pilots if p.instruction_check_passed is False]
+    assert failed, "the pilot's profiles include a failed instruction check"
+    if policy == "end":
+        assert all(p.status == Participant.Status.FAILED_CHECK for p in failed)
+    completed = sum(p.status == Participant.Status.COMPLETED for p in pilots)
+    in_progress = sum(p.status == Participant.Status.IN_PROGRESS for p in pilots)
+    counts = (
+        f"{completed} completed, {in_progress} dropped out, {10 - completed - in_progress} ended "
+        f"early; {len(failed)} of the 10 failed the instruction check"
+    )
+    assert f"Pilot of {study.slug}: 10 simulated participant(s): {counts} (seed {seed}:" in out.getvalue()
+    page = staff_client.get(f"/researcher/{study.slug}/").content.decode()
+    assert f'<p id="pilot-counts">10 pilot participant(s), {counts}.' in page
+
+    out = StringIO()
+    call_command("pilot", study.slug, "--participants", "10", "--seed", str(seed + 1), stdout=out)
+    line = next(x for x in out.getvalue().splitlines() if x.startswith("All pilots of"))
+    total = line.split("(as on the researcher page): ", 1)[1]
+    assert total.startswith("20 pilot participant(s), ")
+    page = staff_client.get(f"/researcher/{study.slug}/").content.decode()
+    assert f'<p id="pilot-counts">{total}' in page
+    assert f"{2 * len(failed)} of the 20 failed the instruction check" in total

@@ -83,3 +83,29 @@ def list_items(texts) -> SafeString:
 @lru_cache(maxsize=4096)
 def _list_item(text: str) -> str:
     return f"<li>{escape(text)}</li>"
+
+
+# A number (digits, a range such as "10-15" or "10 to 15", or a number word) directly before
+# a unit of time. Deliberately narrow: a consent text that only says "a few minutes" or "not
+# long" still gets the platform's duration line, which is better shown twice than not at all.
+_NUMBER = (
+    r"(?:\d+(?:[.,]\d+)?|an(?=\s+hours?\b)|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+    r"fifteen|twenty|thirty|forty|forty-five|fifty|sixty|ninety|half an?|a quarter of an?)"
+)
+_DURATION = re.compile(
+    rf"\b{_NUMBER}(?:\s*(?:-|\u2013|\u2014|to|or)\s*{_NUMBER})?[\s-]*"
+    r"(?:minutes?|mins?|hours?|hrs?)\b",
+    re.IGNORECASE,
+)
+
+
+@lru_cache(maxsize=256)
+def states_duration(text: str | None) -> bool:
+    """Whether a researcher's text already says how long the study takes.
+
+    True when a number stands right before a unit of minutes or hours: "about 15 minutes",
+    "10-15 min", "20 to 25 minutes", "one hour", "half an hour", "a 20-minute study". The consent
+    page then leaves out its own "This study takes about N minutes." line, which could otherwise
+    contradict the researcher's figure. Vague words ("a few minutes", "short") do not count.
+    """
+    return bool(_DURATION.search(str(text or "")))

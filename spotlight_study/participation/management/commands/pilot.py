@@ -4,6 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 from spotlight_study.commands import study_for_command
 from spotlight_study.participation.errors import PilotError
 from spotlight_study.participation.pilot import PILOT_MAX_PARTICIPANTS, pilot_delete, pilot_run
+from spotlight_study.participation.selectors import study_pilot_counts
 
 
 class Command(BaseCommand):
@@ -42,12 +43,16 @@ class Command(BaseCommand):
         except PilotError as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(
-            f"Pilot of {slug}: {report.participants} simulated participant(s): "
-            f"{report.completed} completed, {report.in_progress} still in progress (dropped out), "
-            f"{report.participants - report.completed - report.in_progress} ended early; "
-            f"{report.failed_check} of the {report.participants} failed the instruction check "
+            f"Pilot of {slug}: {report.participants} simulated participant(s): {report.summary()} "
             f"(seed {report.seed}: --seed {report.seed} repeats these answers and times)."
         )
+        everyone = study_pilot_counts(study=study)
+        if everyone.participants != report.participants:
+            # Earlier runs: the researcher page counts every pilot participant of the study.
+            self.stdout.write(
+                f"All pilots of {slug} (as on the researcher page): {everyone.participants} pilot "
+                f"participant(s), {everyone.summary()}."
+            )
         self.stdout.write(
             f"Export or analyse them with --include-pilot; annotate them in the pilot round "
             f"(manage.py pilot_annotation {slug} --open); remove them with "

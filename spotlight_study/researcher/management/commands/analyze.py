@@ -74,15 +74,32 @@ class Command(BaseCommand):
             self.stdout.write(f"  Preregistered plan v{latest.version} (SHA-256 {latest.plan_sha256}): "
                               f"{count} deviation(s), listed in the report.")
         self._machine_coder_lines(results.get("machine_coder"))
+        self._identification_lines(results)
+
+    def _identification_lines(self, results) -> None:
+        """One line per identification test, its z and p rounded as in the report; where they
+        are undefined, why (the report's words); or the report's note that nothing is tested."""
+        from analysis.document import fmt_num, fmt_p
+        from analysis.report import NO_IDENTIFICATION_TEST, identification_undefined_reason
+
+        if not results["design"]["compared"]:
+            self.stdout.write(f"  Identification: {NO_IDENTIFICATION_TEST}")
         for section, treatment, words in (
             ("identification", "pattern", "pattern"),
             ("identification_with_distractors", "pattern_with_distractors", "pattern + distractors"),
         ):
             for setting, r in results[section].items():
-                self.stdout.write(
+                counts = (
                     f"  {setting}: identified {r['k_no_pattern']}/{r['n_no_pattern']} without vs "
-                    f"{r[f'k_{treatment}']}/{r[f'n_{treatment}']} with {words}, z={r['z']}, "
-                    f"p={r['p']}, p (Holm)={results['holm'][section][setting]['p_holm']}"
+                    f"{r[f'k_{treatment}']}/{r[f'n_{treatment}']} with {words}"
+                )
+                reason = identification_undefined_reason(r, treatment)
+                if reason is not None:
+                    self.stdout.write(f"{counts}, z and p undefined: {reason}")
+                    continue
+                p_holm = results["holm"][section][setting]["p_holm"]
+                self.stdout.write(
+                    f"{counts}, z={fmt_num(r['z'])}, p={fmt_p(r['p'])}, p (Holm)={fmt_p(p_holm)}"
                 )
 
     def _machine_coder_lines(self, machine_coder) -> None:
