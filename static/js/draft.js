@@ -11,7 +11,7 @@
 // next GET: reload, Back/Forward, a second tab, the study link opened again, a discarded tab.
 // Nothing is ever shown to the participant: a stale page (409), a refusal (4xx) or a network
 // error only leaves the last kept draft. The form's data-draft-state says where the draft is
-// ("typing", "saving", "saved", "stale", "refused", "failed"), for the browser tests.
+// ("ready", "typing", "saving", "saved", "stale", "refused", "failed"), for the browser tests.
 (function () {
   "use strict";
   var form = document.querySelector("form[data-draft]");
@@ -30,16 +30,22 @@
   }
   function state(value) { form.setAttribute("data-draft-state", value); }
 
-  // The server's draft is what the page must show: undo a browser's own form restoration or
-  // autofill, which would bring back an older text than the one the server kept.
-  Array.prototype.forEach.call(fields(), function (el) {
-    if (el.type === "radio") {
-      el.checked = el.defaultChecked;
-    } else if (el.value !== el.defaultValue) {
-      el.value = el.defaultValue;
-      el.dispatchEvent(new Event("input", { bubbles: true })); // e.g. flow.js's counter
-    }
-  });
+  // The server's draft is what the page must show: after a reload or Back/Forward, undo a
+  // browser's own form restoration (autocomplete="off" should prevent it), which would bring
+  // back an older text than the one the server kept. A field the participant is already in
+  // (typing before this file arrived) is left alone.
+  var nav = window.performance && performance.getEntriesByType ? performance.getEntriesByType("navigation")[0] : null;
+  if (nav && (nav.type === "reload" || nav.type === "back_forward")) {
+    Array.prototype.forEach.call(fields(), function (el) {
+      if (el === document.activeElement) { return; }
+      if (el.type === "radio") {
+        el.checked = el.defaultChecked;
+      } else if (el.value !== el.defaultValue) {
+        el.value = el.defaultValue;
+        el.dispatchEvent(new Event("input", { bubbles: true })); // e.g. flow.js's counter
+      }
+    });
+  }
 
   function body() {
     var data = new URLSearchParams();
@@ -107,6 +113,7 @@
     timer = setTimeout(function () { send(false); }, DELAY_MS);
   }
 
+  state("ready");
   form.addEventListener("input", later);
   form.addEventListener("change", later);
   form.addEventListener("submit", function () { done = true; clearTimeout(timer); timer = null; });
