@@ -150,11 +150,20 @@ def typed_draft_fields(
     return step, task_index, data
 
 
+#: On PostgreSQL the draft's UPDATE commits without waiting for its WAL to reach the disk
+#: (``synchronous_commit`` off for its own one-statement transaction, set by the statement
+#: itself: no extra round trip). Waiting cost the app about 0.15 ms of CPU per save (psycopg's
+#: wait for the commit) and 1.5-4 ms of latency on this machine. A database crash may lose the
+#: drafts of its last fraction of a second, never an answer: every other write commits as
+#: before, and its synchronous commit also flushes the earlier drafts' WAL.
+ASYNC_COMMIT_CONDITION = "set_config('synchronous_commit', 'off', true) IS NOT NULL"
+
 # Compiled once per process (compiled_sql): the one statement of a typed draft's save.
 _TYPED_UPDATE = PreparedUpdate(
     Participant,
     set_fields=["draft", "updated_at"],
     where_fields=["id", "study", "status", "step", "task_index"],
+    vendor_conditions={"postgresql": ASYNC_COMMIT_CONDITION},
 )
 
 
@@ -167,6 +176,10 @@ def typed_draft_save(*, plan: StudyPlan, participant_id: int, token: str, fields
     are in progress in ``plan``'s study on the token's step: ``False`` (nothing changed) for a
     stale page, a page submitted meanwhile, an ended participant or one that no longer exists.
     Of two tabs of the same page, the later save wins.
+
+    Call it outside a transaction, as the view does: on PostgreSQL the statement turns
+    synchronous commit off for the transaction it runs in (:data:`ASYNC_COMMIT_CONDITION`),
+    which should hold nothing but the draft.
     """
     step, task_index, data = typed_draft_fields(
         plan=plan, participant_id=participant_id, token=token, fields=fields

@@ -315,3 +315,21 @@ def test_the_service_refuses_a_draft_of_an_ended_participant(walker):
     assert not typed_draft_save(plan=plan, participant_id=p.pk, token=token, fields={"answer_1": ["b"]})
     p.refresh_from_db()
     assert p.draft is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_on_postgresql_the_async_commit_ends_with_the_draft_statement(demo_study):
+    """A draft commits without waiting for the WAL; the connection's later statements are
+    synchronous again (the setting is the draft statement's own transaction's)."""
+    from django.db import connection
+
+    w = Walker(Client(), demo_study.slug)
+    p = at_task_1(w)
+    assert save(w, {"answer_1": TEXT}).status_code == 204
+    p.refresh_from_db()
+    assert p.draft["data"] == {"answer_1": TEXT}
+    if connection.vendor != "postgresql":
+        pytest.skip("synchronous_commit is PostgreSQL's")
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW synchronous_commit")
+        assert cursor.fetchone()[0] == "on"
