@@ -29,6 +29,7 @@ def fresh_rate_counters(settings):
 
 
 def draft_url(w: Walker) -> str:
+    """Where draft.js sends the drafts of the walker's study."""
     return f"/s/{w.slug}/draft/"
 
 
@@ -38,6 +39,7 @@ def save(w: Walker, data: dict, token: str | None = None, **extra):
 
 
 def at_task_1(w: Walker) -> Participant:
+    """Walk a new participant to main task 1 (its page is the walker's last); the participant."""
     w.enter()
     w.consent()
     w.instructions()
@@ -48,6 +50,7 @@ def at_task_1(w: Walker) -> Participant:
 
 
 def box_text(response, name: str) -> str:
+    """The text a page shows in its text box ``name`` (unescaped)."""
     html = response.content.decode()
     m = re.search(rf'<textarea name="{name}"[^>]*>\n(.*?)</textarea>', html, re.DOTALL)
     assert m, f"no textarea {name}"
