@@ -10,7 +10,7 @@ What a request costs (asserted in ``tests/participation/test_query_counts.py``):
 definition comes from its compiled plan (:mod:`spotlight_study.studies.plan`), never from a
 query; a GET reads the participant once (a task page also records its serving); a POST makes one
 locked read of the participant and one write of its row (an answer also updates its response
-row, the survey inserts its answers).
+row, the survey inserts its answers); a typed draft (:func:`draft`) is one ``UPDATE`` and no read.
 """
 from __future__ import annotations
 
