@@ -111,7 +111,8 @@ def typed_draft_fields(
     :class:`~.errors.ForeignDraft` (403) for a token of another participant.
     """
     parts = token.split(":")
-    if len(parts) != 3 or parts[0] not in TYPED_STEPS or not parts[1].isdigit() or len(parts[1]) > 6:
+    index_ok = len(parts) == 3 and parts[1].isascii() and parts[1].isdigit() and len(parts[1]) <= 6
+    if not index_ok or parts[0] not in TYPED_STEPS:
         raise InvalidDraft("The draft's page token is missing or malformed; nothing was saved.")
     step, task_index = parts[0], int(parts[1])
     expected = step_token_of(participant_id=participant_id, step=step, task_index=task_index)

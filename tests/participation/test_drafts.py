@@ -170,6 +170,9 @@ def test_line_breaks_count_once_so_a_full_box_is_kept(walker):
         ("", 400, "invalid_draft"),
         ("task:0", 400, "invalid_draft"),
         ("task:x:0123456789", 400, "invalid_draft"),
+        ("task:\u00b2:{tag}", 400, "invalid_draft"),  # a digit to str.isdigit, not to int()
+        ("task:\u0663:{tag}", 400, "invalid_draft"),
+        ("task:1234567:{tag}", 400, "invalid_draft"),
         ("task:0:0123456789", 403, "foreign_draft"),  # well-formed, another participant's tag
         ("consent:0:{tag}", 400, "invalid_draft"),  # nothing to type there
         ("done:0:{tag}", 400, "invalid_draft"),
@@ -190,7 +193,11 @@ def test_a_draft_needs_the_csrf_token(demo_study):
     """Without the page's CSRF token the draft is refused (403) and nothing is stored."""
     w = Walker(Client(enforce_csrf_checks=True), demo_study.slug)
     w.enter()
-    csrf = lambda: re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', w.last_page.content.decode()).group(1)  # noqa: E731
+
+    def csrf() -> str:
+        html = w.last_page.content.decode()
+        return re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', html).group(1)
+
     w.page()
     w.post({"decision": "agree", "csrfmiddlewaretoken": csrf()})
     w.page()
