@@ -253,6 +253,14 @@ if ENTRY_RATE_LIMIT != "off" and not re.fullmatch(r"[1-9][0-9]*/[smhd]", ENTRY_R
         f"ENTRY_RATE_LIMIT={ENTRY_RATE_LIMIT!r}: write a count per second, minute, hour or day "
         "(e.g. 30/m, 500/h) or off."
     )
+# Typed drafts per participant (participation/ratelimit.py), in the same notation; over it a
+# draft save gets 429 and nothing is stored. draft.js saves about once per second of typing.
+DRAFT_RATE_LIMIT = env("DRAFT_RATE_LIMIT", default="120/m").strip().lower()
+if DRAFT_RATE_LIMIT != "off" and not re.fullmatch(r"[1-9][0-9]*/[smhd]", DRAFT_RATE_LIMIT):
+    raise ImproperlyConfigured(
+        f"DRAFT_RATE_LIMIT={DRAFT_RATE_LIMIT!r}: write a count per second, minute, hour or day "
+        "(e.g. 120/m) or off."
+    )
 # django-ratelimit: an unreachable cache lets arrivals through rather than turning them away.
 RATELIMIT_FAIL_OPEN = True
 

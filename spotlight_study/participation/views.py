@@ -10,31 +10,37 @@ What a request costs (asserted in ``tests/participation/test_query_counts.py``):
 definition comes from its compiled plan (:mod:`spotlight_study.studies.plan`), never from a
 query; a GET reads the participant once (a task page also records its serving); a POST makes one
 locked read of the participant and one write of its row (an answer also updates its response
-row, the survey inserts its answers).
+row, the survey inserts its answers); a typed draft (:func:`draft`) is one ``UPDATE`` and no read.
 """
 from __future__ import annotations
 
 from functools import lru_cache
 
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from spotlight_study.errors import error_context
-from spotlight_study.studies.plan import StudyPlan, study_plan, study_plan_for_slug
+from spotlight_study.exceptions import domain_error_body
+from spotlight_study.studies.plan import (
+    StudyPlan,
+    study_plan,
+    study_plan_for_slug,
+    study_plan_for_slug_recent,
+)
 
 from . import assignment, drafts, services
 from .binding import bound_participant_id, participant_bind
-from .errors import ArrivalRefused, InvalidAnswer, StaleStep, StudyNotOpen
+from .errors import ArrivalRefused, InvalidAnswer, InvalidDraft, StaleStep, StudyNotOpen
 from .forms import AnswerForm, ConsentForm, EntryForm, StepForm, SurveyForm
 from .fragments import survey_radios_html
 from .http_caching import participant_never_cache
 from .jinja_env import STEP_PAGE_ENGINE
 from .models import Participant
 from .page_place import page_place
-from .ratelimit import arrival_admit
+from .ratelimit import arrival_admit, draft_admit
 from .selectors import (
     completion_code,
     completion_url,
@@ -154,6 +160,12 @@ def _step_url(slug: str) -> str:
     return reverse("participation:step", kwargs={"slug": slug})
 
 
+@lru_cache(maxsize=256)
+def _draft_url(slug: str) -> str:
+    """Where ``static/js/draft.js`` sends a page's typed draft (the form's ``data-draft``)."""
+    return reverse("participation:draft", kwargs={"slug": slug})
+
+
 # --- drafts: what a participant typed into a form that was refused ---------------------------
 #
 # A refused form (empty answer, too long, survey incomplete) is not re-rendered in the POST's
@@ -164,12 +176,13 @@ def _step_url(slug: str) -> str:
 # clears it.
 
 
-def _draft_for(participant: Participant, token: str) -> dict | None:
-    """The draft of the page with ``token`` (``{field: value}``), or ``None``."""
+def _draft_for(participant: Participant, token: str) -> tuple[dict | None, bool]:
+    """The draft of the page with ``token`` (``{field: value}``, or ``None``) and whether it
+    was typed (shown as typed) rather than refused (shown with its errors)."""
     draft = participant.draft
     if not draft or draft.get("token") != token:
-        return None
-    return drafts.draft_data(draft)
+        return None, False
+    return drafts.draft_data(draft), drafts.draft_is_typed(draft)
 
 
 def _refuse(
@@ -289,10 +302,13 @@ _POST_HANDLERS = {
 }
 
 
-def _bound(form_class, draft: dict | None, token: str, **kwargs):
-    """``form_class`` bound to a kept draft (showing its errors), or unbound for a fresh page."""
+def _bound(form_class, draft: dict | None, token: str, typed: bool = False, **kwargs):
+    """``form_class`` bound to a refused draft (showing its errors), or unbound for a fresh
+    page or a typed draft (its values as the initial ones: a half-typed answer is no error)."""
     if draft is None:
         return form_class(initial={"token": token}, **kwargs)
+    if typed:
+        return form_class(initial={**draft, "token": token}, **kwargs)
     form = form_class({**draft, "token": token}, **kwargs)
     form.is_valid()  # computes the errors the template shows next to the fields
     return form
@@ -300,7 +316,7 @@ def _bound(form_class, draft: dict | None, token: str, **kwargs):
 
 def _render_step(request: HttpRequest, study: StudyPlan, participant: Participant) -> HttpResponse:
     token = services.step_token(participant)
-    draft = _draft_for(participant, token)
+    draft, typed = _draft_for(participant, token)
     ctx = {
         "study": study,
         "participant": participant,
@@ -339,6 +355,7 @@ def _render_step(request: HttpRequest, study: StudyPlan, participant: Participan
                 AnswerForm,
                 draft,
                 token,
+                typed,
                 position=position,
                 min_chars=study.min_answer_chars,
                 max_chars=study.max_answer_chars,
@@ -347,13 +364,62 @@ def _render_step(request: HttpRequest, study: StudyPlan, participant: Participan
             position=position,
             n_tasks=len(participant.cell_plan),
             is_training=position == 0,
+            draft_url=_draft_url(study.slug),
         )
         return render(request, "participation/task.html", ctx, using=STEP_PAGE_ENGINE)
     conditions = participant_conditions(participant)
-    ctx["form"] = form = _bound(SurveyForm, draft, token, survey=study.survey, conditions=conditions)
-    if draft is None:
+    ctx["draft_url"] = _draft_url(study.slug)
+    ctx["form"] = form = _bound(SurveyForm, draft, token, typed, survey=study.survey, conditions=conditions)
+    if draft is None:  # the shared HTML has no choice checked
         ctx["radios_html"] = survey_radios_html(plan=study, conditions=conditions, form=form)
     return render(request, "participation/survey.html", ctx, using=STEP_PAGE_ENGINE)
+
+
+def _draft_refusal(error: InvalidDraft) -> HttpResponse:
+    return JsonResponse(domain_error_body(error), status=error.http_status)
+
+
+#: The answer to a stale page's draft (the JavaScript shows nothing either way).
+_STALE_DRAFT = StaleStep("That page was already submitted or is out of date; its draft was not kept.")
+
+
+@require_POST
+@participant_never_cache
+def draft(request: HttpRequest, slug: str) -> HttpResponse:
+    """Keep what the participant has typed so far on a step page (``static/js/draft.js``).
+
+    A form post as the page's own (``csrfmiddlewaretoken``, ``token``, the page's fields; see
+    :func:`.drafts.typed_draft_fields`), bound to the participant as the step POST is (the
+    signed cookie, CSRF, the body limit, ``DRAFT_RATE_LIMIT``). Answers 204 when kept; 409 when
+    the page is stale (nothing kept); 400 or 403 for a draft that cannot be kept, 403 without a
+    binding, 404 for an unknown study, 429 over the limit; JSON error bodies. Never an answer:
+    the step's own POST is the only way to save one.
+    """
+    participant_id = bound_participant_id(request, slug=slug)
+    if participant_id is None:
+        return _draft_refusal(InvalidDraft(
+            "This browser has no session in this study; open the study again from Prolific.",
+            code="no_session", http_status=403,
+        ))
+    plan = study_plan_for_slug_recent(slug)
+    if plan is None:
+        return _draft_refusal(InvalidDraft("There is no such study.", code="unknown_study", http_status=404))
+    allowance = draft_admit(request, slug=slug, participant_id=participant_id)
+    if not allowance.allowed:
+        response = _draft_refusal(InvalidDraft(
+            "Too many drafts in a short time; this one was not kept.", code="rate_limited", http_status=429,
+        ))
+        response["Retry-After"] = str(allowance.retry_after_s)
+        return response
+    try:
+        kept = drafts.typed_draft_save(
+            plan=plan, participant_id=participant_id, token=request.POST.get("token", ""), fields=request.POST
+        )
+    except InvalidDraft as exc:
+        return _draft_refusal(exc)
+    if not kept:
+        return JsonResponse(domain_error_body(_STALE_DRAFT), status=409)
+    return HttpResponse(status=204)
 
 
 @participant_never_cache
