@@ -82,6 +82,9 @@ MIDDLEWARE = [
     # Imports the URLconf and compiles the participant templates when the handler is built (in
     # uWSGI's master, before the workers fork), then removes itself from the chain (middleware/warmup.py).
     "spotlight_study.middleware.warmup.WarmUpMiddleware",
+    # /healthz and /readyz for probes, before the HTTPS redirect, the host check and sessions
+    # (spotlight_study/health.py); every other request passes through after one set lookup.
+    "spotlight_study.health.HealthCheckMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # django-csp with the site policy's header built once per process (middleware/csp.py).
     "spotlight_study.middleware.csp.CachedPolicyCSPMiddleware",
