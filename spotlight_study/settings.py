@@ -199,11 +199,9 @@ AXES_RESET_ON_SUCCESS = True
 # X-Forwarded-For) sit in front of the server. Trusting the header without a proxy would let a
 # client pick a new address for every guess.
 TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
-if TRUSTED_PROXY_COUNT:
-    AXES_IPWARE_PROXY_COUNT = TRUSTED_PROXY_COUNT
-    AXES_IPWARE_META_PRECEDENCE_ORDER = ("HTTP_X_FORWARDED_FOR", "REMOTE_ADDR")
-else:
-    AXES_IPWARE_META_PRECEDENCE_ORDER = ("REMOTE_ADDR",)
+# The same rule as the arrival rate limit (spotlight_study/client_address.py): django-axes alone
+# would count REMOTE_ADDR, the proxy's address, since django-ipware is not installed.
+AXES_CLIENT_IP_CALLABLE = "spotlight_study.login_protection.lockout_client_address"
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "researcher:study_list"
