@@ -24,10 +24,12 @@
 #   --app-dir DIR      where the code lives (default: the checkout holding this script; with
 #                      --root, a clone of its committed HEAD in DIR/opt/spotlight/app)
 #   --web-port PORT    uWSGI's port on 127.0.0.1 (default 8000)
+#   --venv DIR         the virtualenv (default /opt/spotlight/venv, below DIR with --root); an
+#                      existing one with the same requirements.lock is reused as it is
 set -euo pipefail
 SOURCE=$(cd "$(dirname "$0")/.." && pwd)
 
-domain="" email="" dry_run=0 root="" app_dir="" web_port=8000
+domain="" email="" dry_run=0 root="" app_dir="" web_port=8000 venv=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --domain) domain=${2:?--domain needs a host name}; shift 2 ;;
@@ -36,6 +38,7 @@ while [ $# -gt 0 ]; do
     --root) root=${2:?--root needs a directory}; shift 2 ;;
     --app-dir) app_dir=${2:?--app-dir needs a directory}; shift 2 ;;
     --web-port) web_port=${2:?--web-port needs a port}; shift 2 ;;
+    --venv) venv=${2:?--venv needs a directory}; shift 2 ;;
     -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "install.sh: unknown argument '$1' (try --help)" >&2; exit 1 ;;
   esac
@@ -44,7 +47,7 @@ done
 case "$domain" in *[!A-Za-z0-9.-]*|.*|*.) echo "install.sh: '$domain' is not a host name" >&2; exit 1 ;; esac
 case "$web_port" in ''|*[!0-9]*) echo "install.sh: --web-port must be a number" >&2; exit 1 ;; esac
 if [ -n "$root" ]; then
-  mkdir -p "$root" 2>/dev/null || [ "$dry_run" = 1 ]
+  [ "$dry_run" = 1 ] || mkdir -p "$root"
   root=$(cd "$root" 2>/dev/null && pwd || echo "$root")
 fi
 if [ -z "$root" ] && [ "$(id -u)" != 0 ] && [ "$dry_run" = 0 ]; then
@@ -54,7 +57,7 @@ fi
 R=$root
 USER_NAME=spotlight
 APP_DIR=${app_dir:-$([ -n "$R" ] && echo "$R/opt/spotlight/app" || echo "$SOURCE")}
-VENV=$R/opt/spotlight/venv
+VENV=${venv:-$R/opt/spotlight/venv}
 ENV_FILE=$R/etc/spotlight/env
 STATE_DIR=$R/var/lib/spotlight
 UNIT_DIR=$R/etc/systemd/system
