@@ -106,6 +106,8 @@ render() {
   text=${text//@GLOBAL@/${email:+	email $email}}
   printf '%s\n' "$text"
 }
+# The release's own templates; in a dry run before the clone exists, this checkout's.
+templates() { if [ -d "$APP_DIR/deploy" ]; then echo "$APP_DIR/deploy"; else echo "$SOURCE/deploy"; fi; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -205,7 +207,7 @@ as_service_user "'$VENV/bin/python' manage.py collectstatic --noinput --verbosit
 
 step "8/9 systemd units: spotlight-web (uWSGI), spotlight-worker, spotlight-beat, spotlight-backup.timer"
 for unit in spotlight-web.service spotlight-worker.service spotlight-beat.service spotlight-backup.service spotlight-backup.timer; do
-  render "$APP_DIR/deploy/systemd/$unit.in" > "$tmp/$unit"
+  render "$(templates)/systemd/$unit.in" > "$tmp/$unit"
   install_file "$tmp/$unit" "$UNIT_DIR/$unit" 644
 done
 if command -v systemd-analyze >/dev/null 2>&1 && [ "$dry_run" = 0 ]; then
@@ -230,7 +232,7 @@ step "9/9 Caddy: automatic HTTPS for $domain, static files, proxy to uWSGI"
 if [ -f "$CADDYFILE" ] && ! grep -q "deploy/install.sh from deploy/Caddyfile.in" "$CADDYFILE" && [ ! -f "$CADDYFILE.before-spotlight" ]; then
   run cp "$CADDYFILE" "$CADDYFILE.before-spotlight"
 fi
-render "$APP_DIR/deploy/Caddyfile.in" > "$tmp/Caddyfile"
+render "$(templates)/Caddyfile.in" > "$tmp/Caddyfile"
 install_file "$tmp/Caddyfile" "$CADDYFILE" 644
 if command -v caddy >/dev/null 2>&1 && [ "$dry_run" = 0 ]; then
   caddy validate --adapter caddyfile --config "$CADDYFILE" >/dev/null 2>"$tmp/caddy.err" \
