@@ -110,7 +110,8 @@ def test_the_units_name_uwsgi_ini_and_pass_systemd_analyze_verify(scratch_root):
         text = (units / name).read_text()
         assert "@" not in re.sub(r"#.*", "", text), f"{name} has a placeholder left"
         if name.endswith(".service"):
-            assert "User=spotlight" in text and f"EnvironmentFile={scratch_root}/etc/spotlight/env" in text
+            assert "User=spotlight" in text, name
+            assert f"{scratch_root}/etc/spotlight/env" in text, name  # EnvironmentFile= or --env-file
     if shutil.which("systemd-analyze") is None:
         pytest.skip("systemd-analyze is not installed")
     verify = subprocess.run(["systemd-analyze", "verify", *(f"./{n}" for n in UNITS)], cwd=units,
