@@ -18,8 +18,8 @@ from .conftest import REPO, Walker
 from .pgcluster import Cluster, postgres_bindir
 
 # Ports of this test's own PostgreSQL cluster and uWSGI server (never the shared 5432).
-CLUSTER_PORT = 8652
-SERVER_PORT = 8653
+CLUSTER_PORT = 8656
+SERVER_PORT = 8657
 CLOSED_PORT = 8659  # nothing listens here: a configured but unreachable cache or broker
 
 
