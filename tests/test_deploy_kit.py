@@ -104,6 +104,7 @@ def test_the_units_name_uwsgi_ini_and_pass_systemd_analyze_verify(scratch_root):
     units = scratch_root / "etc/systemd/system"
     web = (units / "spotlight-web.service").read_text()
     assert "uwsgi --ini uwsgi.ini --http-socket 127.0.0.1:8000" in web and "ExecReload=/bin/kill -HUP $MAINPID" in web
+    assert f"--binary-path {Path(sys.executable).parent}/python" in web  # the reload re-execs the venv's Python
     assert "celery -A spotlight_study worker" in (units / "spotlight-worker.service").read_text()
     assert "celery -A spotlight_study beat" in (units / "spotlight-beat.service").read_text()
     for name in UNITS:
@@ -180,3 +181,69 @@ def test_deploy_check_passes():
     result = subprocess.run(["bash", "scripts/deploy_check.sh"], cwd=REPO, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     assert "all 9 deployment checks passed" in result.stdout
+
+
+def test_the_web_units_graceful_reload_answers_every_request(scratch_root, tmp_path):
+    """uWSGI started as spotlight-web.service starts it (its ExecStart, on a test port): SIGHUP,
+    as `systemctl reload` and upgrade.sh send, reloads it while every probe sent meanwhile gets
+    200 (none refused), and the server is still up afterwards."""
+    import signal
+    import socket
+    import threading
+    import time
+
+    import httpx
+
+    port = 8664
+    with socket.socket() as probe:
+        if probe.connect_ex(("127.0.0.1", port)) == 0:
+            pytest.skip(f"port {port} is taken")
+    unit = (scratch_root / "etc/systemd/system/spotlight-web.service").read_text()
+    command = re.search(r"^ExecStart=(.+)$", unit, flags=re.MULTILINE).group(1).replace(":8000", f":{port}").split()
+    env = {**os.environ, "DEBUG": "false", "SECRET_KEY": "k" * 50, "WEB_CONCURRENCY": "1",
+           "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}", "ALLOWED_HOSTS": "127.0.0.1"}
+    log = (tmp_path / "uwsgi.log").open("w")
+    server = subprocess.Popen(command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/healthz"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                httpx.get(url, timeout=2)
+                break
+            except httpx.TransportError:
+                assert server.poll() is None and time.monotonic() < deadline, (tmp_path / "uwsgi.log").read_text()
+                time.sleep(0.3)
+        codes: list[int] = []
+        stop = threading.Event()
+
+        def probe_loop():
+            while not stop.is_set():
+                try:
+                    codes.append(httpx.get(url, timeout=60).status_code)
+                except httpx.TransportError as exc:
+                    codes.append(-1)
+                    print("probe failed:", exc)
+                time.sleep(0.1)
+
+        prober = threading.Thread(target=probe_loop)
+        prober.start()
+        time.sleep(1)
+        server.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + 90
+        while "binary reloading uWSGI" not in (tmp_path / "uwsgi.log").read_text() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(3)
+        after = httpx.get(url, timeout=60)
+        stop.set()
+        prober.join()
+        text = (tmp_path / "uwsgi.log").read_text()
+        assert "binary reloading uWSGI" in text and "ModuleNotFoundError" not in text, text[-2000:]
+        assert after.status_code == 200 and server.poll() is None
+        assert codes and set(codes) == {200}, codes
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=40)
+        except subprocess.TimeoutExpired:
+            server.kill()
