@@ -12,13 +12,13 @@ from django.conf import settings
 from django.http import HttpRequest
 
 
-def forwarded_client_address(request: HttpRequest) -> str:
+def forwarded_client_address(request: HttpRequest) -> str | None:
     """``REMOTE_ADDR``, unless ``TRUSTED_PROXY_COUNT`` (n) proxies sit in front of the server:
     then the n-th address from the right of ``X-Forwarded-For``, the one the outermost trusted
     proxy saw (each proxy appends the address it received the request from; Caddy replaces a
     header sent by an untrusted client). A missing, short or malformed header falls back to
-    ``REMOTE_ADDR``; with no valid address at all, ``"unknown"``. Returns the address as text
-    (IPv4 or IPv6, normalized).
+    ``REMOTE_ADDR``. Returns the address as text (IPv4 or IPv6, normalized), or None when there is
+    no valid address at all (a request built without one, e.g. by ``Client.force_login``).
     """
     candidates = []
     proxies = getattr(settings, "TRUSTED_PROXY_COUNT", 0)
@@ -32,4 +32,4 @@ def forwarded_client_address(request: HttpRequest) -> str:
             return str(ipaddress.ip_address(candidate))
         except ValueError:
             continue
-    return "unknown"
+    return None

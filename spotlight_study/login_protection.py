@@ -18,13 +18,14 @@ from django.utils import timezone
 from spotlight_study.client_address import forwarded_client_address
 
 
-def lockout_client_address(request: HttpRequest) -> str:
+def lockout_client_address(request: HttpRequest) -> str | None:
     """The address the lockout counts (``AXES_CLIENT_IP_CALLABLE``): the client's, also behind
     ``TRUSTED_PROXY_COUNT`` proxies (:func:`~spotlight_study.client_address.forwarded_client_address`).
 
     Without it, django-axes would count ``REMOTE_ADDR`` (django-ipware is not installed), i.e.
     behind Caddy the proxy's address: every client would share one counter per username, so an
-    attacker anywhere could lock a researcher out (found by scripts/deploy_check.sh).
+    attacker anywhere could lock a researcher out (found by scripts/deploy_check.sh). None when
+    the request has no valid address, as django-axes' own fallback gives.
     """
     return forwarded_client_address(request)
 

@@ -42,10 +42,9 @@ def client_address(request: HttpRequest) -> str:
     address the trusted proxies report), with IPv6 addresses reduced to their /64 network.
     """
     address = forwarded_client_address(request)
-    try:
-        parsed = ipaddress.ip_address(address)
-    except ValueError:
-        return address
+    if address is None:
+        return "unknown"
+    parsed = ipaddress.ip_address(address)
     if parsed.version == 6:
         return str(ipaddress.ip_network(f"{parsed}/{IPV6_PREFIX}", strict=False).network_address)
     return address
