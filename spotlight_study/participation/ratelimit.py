@@ -27,6 +27,8 @@ from django.conf import settings
 from django.http import HttpRequest
 from django_ratelimit.core import get_usage
 
+from spotlight_study.client_address import forwarded_client_address
+
 GROUP = "participation.entry"
 DRAFT_GROUP = "participation.draft"
 IPV6_PREFIX = 64
@@ -43,28 +45,16 @@ class ArrivalAllowance:
 def client_address(request: HttpRequest) -> str:
     """The address a request comes from, as counted by the limit.
 
-    ``REMOTE_ADDR``, unless ``TRUSTED_PROXY_COUNT`` (n) proxies sit in front of the server:
-    then the n-th address from the right of ``X-Forwarded-For``, the one the outermost trusted
-    proxy saw (each proxy appends the address it received the request from). A missing, short
-    or malformed header falls back to ``REMOTE_ADDR``. IPv6 addresses are reduced to their /64
-    network.
+    :func:`spotlight_study.client_address.forwarded_client_address` (``REMOTE_ADDR``, or the
+    address the trusted proxies report), with IPv6 addresses reduced to their /64 network.
     """
-    candidates = []
-    proxies = getattr(settings, "TRUSTED_PROXY_COUNT", 0)
-    if proxies:
-        entries = [e.strip() for e in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
-        if len(entries) >= proxies:
-            candidates.append(entries[-proxies])
-    candidates.append(request.META.get("REMOTE_ADDR", ""))
-    for candidate in candidates:
-        try:
-            address = ipaddress.ip_address(candidate)
-        except ValueError:
-            continue
-        if address.version == 6:
-            return str(ipaddress.ip_network(f"{address}/{IPV6_PREFIX}", strict=False).network_address)
-        return str(address)
-    return "unknown"
+    address = forwarded_client_address(request)
+    if address is None:
+        return "unknown"
+    parsed = ipaddress.ip_address(address)
+    if parsed.version == 6:
+        return str(ipaddress.ip_network(f"{parsed}/{IPV6_PREFIX}", strict=False).network_address)
+    return address
 
 
 def arrival_admit(request: HttpRequest) -> ArrivalAllowance:
