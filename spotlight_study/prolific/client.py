@@ -27,8 +27,10 @@ from .payloads import (
     BULK_APPROVE_MAX_IDS,
     STUDY_ACTIONS,
     BonusSetup,
+    DemographicRecord,
     StudyDraft,
     SubmissionRecord,
+    parse_demographic_export,
     validate_rejection,
 )
 from .transport import ProlificTransport
@@ -140,6 +142,29 @@ class ProlificClient:
             SubmissionRecord.from_api(item, study_id=study_id)
             for item in self.transport.paginate(f"studies/{study_id}/submissions/")
         ]
+
+    def study_demographic_export(
+        self, study_id: str, *, filters: Iterable[dict[str, Any]] = ()
+    ) -> list[DemographicRecord]:
+        """The study's demographic export: ``POST /studies/{id}/demographic-export/``.
+
+        The body is ``{"filters": [...]}`` (empty: only Prolific's basic data: age, sex, first
+        language, country of residence, nationality, country of birth, ethnicity, student and
+        employment status). Prolific answers with CSV text (possibly as a JSON string), one row
+        per submission, parsed by :func:`~.payloads.parse_demographic_export`. Prolific allows
+        two different filter combinations per study and any number of downloads of the same one,
+        so asking again for the same filters is safe and the call is retried. Raises
+        :class:`ProlificValidationError` if the answer is not such a CSV.
+        """
+        body = self.transport.request(
+            "POST",
+            f"studies/{study_id}/demographic-export/",
+            json={"filters": [dict(f) for f in filters]},
+            idempotent=True,
+        )
+        if not isinstance(body, str):
+            raise ProlificValidationError("The demographic export is not CSV text.")
+        return parse_demographic_export(body)
 
     # --- submissions ---------------------------------------------------------------------
 

@@ -5,6 +5,7 @@
 - :class:`Submission` mirrors each Prolific submission's status (pulled by the sync, pushed by
   the webhook). Its ``id`` on Prolific is the ``SESSION_ID`` a participant arrived with.
 - :class:`WebhookEvent` records every webhook delivery once (unique ``X-Event-ID``).
+- :class:`Demographics` is one submission's row of the demographic export, by pseudonym.
 - :class:`BonusPayment` is one bulk bonus: drafted (dry run), set up on Prolific, then paid.
   ``pay_sent_at`` is written and committed *before* the pay request goes out, so a crash or an
   error can never lead to paying twice.
@@ -235,3 +236,44 @@ class BonusPayment(models.Model):
     def total_major(self) -> str:
         """The total in major units, e.g. ``"12.50"``."""
         return f"{Decimal(self.total_minor_units) / 100:.2f}"
+
+
+class Demographics(models.Model):
+    """One submission's row of Prolific's demographic export, held for the paper's sample.
+
+    Stored by submission (``submission_id``) and joined to the participant by ``pseudonym``
+    only (:func:`~spotlight_study.participation.selectors.participant_pseudonym` of the PID):
+    the Prolific ID itself is never stored here. Only rows whose pseudonym belongs to a
+    participant of the study are kept. ``age`` is in years; the text fields are as Prolific wrote
+    them, ``""`` when missing (expired or withdrawn answers); ``extra`` holds any other column
+    Prolific returned (requested screeners), keyed by normalised header.
+    """
+
+    prolific_study = models.ForeignKey(
+        ProlificStudy, on_delete=models.CASCADE, related_name="demographics"
+    )
+    submission_id = models.CharField(max_length=64)
+    pseudonym = models.CharField(max_length=20, db_index=True)
+    age = models.PositiveSmallIntegerField(null=True, blank=True)
+    sex = models.CharField(max_length=60, blank=True)
+    country_of_residence = models.CharField(max_length=100, blank=True)
+    first_language = models.CharField(max_length=100, blank=True)
+    nationality = models.CharField(max_length=100, blank=True)
+    country_of_birth = models.CharField(max_length=100, blank=True)
+    ethnicity = models.CharField(max_length=100, blank=True)
+    student_status = models.CharField(max_length=100, blank=True)
+    employment_status = models.CharField(max_length=100, blank=True)
+    extra = models.JSONField(default=dict, blank=True)
+    fetched_at = models.DateTimeField()
+
+    class Meta:
+        verbose_name_plural = "demographics"
+        ordering = ["prolific_study", "pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["prolific_study", "submission_id"], name="demographics_unique_submission"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"demographics of {self.pseudonym}"

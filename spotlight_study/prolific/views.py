@@ -34,6 +34,7 @@ from .errors import ProlificError, ProlificServiceError, WebhookEventInvalid
 from .forms import BonusCSVForm
 from .models import BonusPayment
 from .services.bonuses import bonus_payment_draft, bonus_payment_pay
+from .services.demographics import demographics_fetch
 from .services.review import ReviewReport
 from .services.submissions import submissions_sync
 from .services.webhook import webhook_event_receive
@@ -146,6 +147,13 @@ def sync(request: HttpRequest, slug: str) -> HttpResponse:
         )
 
     return _run(request, slug, action)
+
+
+@researcher_required
+@require_POST
+def demographics(request: HttpRequest, slug: str) -> HttpResponse:
+    """Fetch Prolific's demographic export of the study now (replaces the stored one)."""
+    return _run(request, slug, lambda ps: demographics_fetch(prolific_study_id=ps.pk).message())
 
 
 def _review_message(report: ReviewReport) -> str:

@@ -3,7 +3,8 @@
 It implements the endpoints the platform uses with realistic payloads (Prolific's API
 reference): studies (create, get, transition), a study's submissions with ``_links.next``
 paging, one submission, submission transitions with Prolific's validation of rejections,
-request-return, bulk approve (at most 1,000 ids), bonus set-up and pay. Errors come in
+request-return, bulk approve (at most 1,000 ids), bonus set-up and pay, and the demographic
+export (CSV text, at most 15 filters and two different filter combinations per study). Errors come in
 Prolific's shape ``{"error": {"status", "error_code", "title", "detail"}}``, except unknown
 paths, which answer the flat ``{"detail": "Not found."}``.
 
@@ -12,6 +13,8 @@ request back from :attr:`FakeProlific.calls`.
 """
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 import secrets
@@ -24,6 +27,11 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 PREFIX = "/api/v1/"
+# The participant columns of Prolific's demographic export, after the submission columns.
+DEMOGRAPHIC_HEADERS = (
+    "Age", "Sex", "Ethnicity simplified", "Country of birth", "Country of residence",
+    "Nationality", "Language", "Student status", "Employment status",
+)
 
 
 @dataclass
@@ -50,6 +58,10 @@ class FakeProlific:
     studies: dict[str, dict] = field(default_factory=dict)
     submissions: dict[str, dict] = field(default_factory=dict)  # id -> submission
     bonuses: dict[str, dict] = field(default_factory=dict)
+    # study id -> the demographic rows of its export, keyed by Prolific's CSV headers.
+    demographics: dict[str, list[dict]] = field(default_factory=lambda: defaultdict(list))
+    # study id -> the distinct filter combinations exported so far (Prolific allows two).
+    demographic_exports: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     scripted: dict[tuple[str, str], list[tuple[int, Any, dict]]] = field(default_factory=lambda: defaultdict(list))
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -123,12 +135,31 @@ class FakeProlific:
         self.submissions[sub["id"]] = sub
         return sub
 
+    def add_demographics(self, study_id: str, submission: dict, **values: Any) -> dict:
+        """A row of ``study_id``'s demographic export for ``submission`` (from
+        :meth:`add_submission`). ``values`` by Prolific's header, e.g. ``Age="34"``,
+        ``Sex="Female"``, ``Country_of_residence="United Kingdom"`` (``_`` for a space); the
+        headers not given get ``DATA_EXPIRED``, as Prolific writes for unanswered questions."""
+        row = {
+            "Submission id": submission["id"], "Participant id": submission["participant_id"],
+            "Status": submission["status"], "Custom study tncs accepted at": "Not Applicable",
+            "Started at": submission["started_at"], "Completed at": submission["completed_at"] or "",
+            "Reviewed at": "", "Archived at": "", "Time taken": "733",
+            "Completion code": submission["study_code"] or "", "Total approvals": "120",
+        }
+        for header in DEMOGRAPHIC_HEADERS:
+            row[header] = "DATA_EXPIRED"
+        row.update({k.replace("_", " "): str(v) for k, v in values.items()})
+        self.demographics[study_id].append(row)
+        return row
+
     # --- serving -------------------------------------------------------------------------
 
     def _send(self, handler: BaseHTTPRequestHandler, status: int, body: Any, headers: dict | None = None) -> None:
-        data = b"" if body is None else json.dumps(body).encode()
+        # bytes are sent as they are (the CSV of the demographic export), the rest as JSON.
+        data = body if isinstance(body, bytes) else b"" if body is None else json.dumps(body).encode()
         handler.send_response(status)
-        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Type", "text/csv" if isinstance(body, bytes) else "application/json")
         handler.send_header("Content-Length", str(len(data)))
         for k, v in (headers or {}).items():
             handler.send_header(k, v)
@@ -182,6 +213,8 @@ class FakeProlific:
             return (200, study, {}) if study else (404, self.error(404, 140404, "Not found", "No such study."), {})
         if (g := m(r"studies/([0-9a-f]{24})/transition/", path)) and method == "POST":
             return self._study_transition(g[1], body or {})
+        if (g := m(r"studies/([0-9a-f]{24})/demographic-export/", path)) and method == "POST":
+            return self._demographic_export(g[1], body or {})
         if (g := m(r"studies/([0-9a-f]{24})/submissions/", path)) and method == "GET":
             return self._submission_page(g[1], (query.get("page") or ["1"])[0])
         if (g := m(r"submissions/([0-9a-f]{24})/", path)) and method == "GET":
@@ -222,6 +255,28 @@ class FakeProlific:
         study = {**body, "id": study_id, "status": "UNPUBLISHED"}
         self.studies[study_id] = study
         return 201, study, {}
+
+    def _demographic_export(self, study_id: str, body: dict) -> tuple[int, Any, dict]:
+        if study_id not in self.studies:
+            return 404, self.error(404, 140404, "Not found", "No such study."), {}
+        filters = body.get("filters") or []
+        if not isinstance(filters, list) or len(filters) > 15:
+            return 400, self.error(400, 140100, "Request validation failed.",
+                                   {"filters": ["You may select up to 15 filters per export."]}), {}
+        combination = json.dumps(sorted(json.dumps(f, sort_keys=True) for f in filters))
+        done = self.demographic_exports[study_id]
+        if combination not in done:
+            if len(done) >= 2:
+                return 400, self.error(400, 140100, "Export limit reached.",
+                                       "You are limited to 2 different filter export requests."), {}
+            done.append(combination)
+        rows = self.demographics.get(study_id) or []
+        out = io.StringIO(newline="")
+        headers = list(rows[0]) if rows else ["Submission id", "Participant id", "Status", *DEMOGRAPHIC_HEADERS]
+        writer = csv.DictWriter(out, fieldnames=headers, lineterminator="\r\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        return 200, out.getvalue().encode(), {}
 
     def _study_transition(self, study_id: str, body: dict) -> tuple[int, Any, dict]:
         study = self.studies.get(study_id)

@@ -6,6 +6,7 @@
 - :mod:`.webhook`: store and apply a verified webhook event;
 - :mod:`.review`: approve completed submissions, act on failed instruction checks;
 - :mod:`.bonuses`: the bonus CSV, its dry run and the pay-exactly-once payment.
+- :mod:`.demographics`: fetch the demographic export, stored by submission and pseudonym.
 
 Network calls to Prolific go through :class:`~spotlight_study.prolific.client.ProlificClient`
 and are made outside database transactions; each service then records the outcome in one
