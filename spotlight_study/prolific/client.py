@@ -233,6 +233,31 @@ class ProlificClient:
             calls += 1
         return calls
 
+    def study_screen_out(
+        self, study_id: str, submission_ids: Iterable[str], *, bonus_per_submission: Decimal,
+        increase_places: bool = False,
+    ) -> Any:
+        """Paid screen-out of ACTIVE submissions: ``POST /studies/{id}/screen-out-submissions/``.
+
+        ``bonus_per_submission`` is in **major** units (``Decimal("0.50")``), the study's fixed
+        screen-out payment; ``increase_places`` asks Prolific to add a place per screen-out. The
+        study needs a ``FIXED_SCREENOUT`` completion code. **Never retried**: a screen-out pays
+        the participant, so callers record that it was sent before calling.
+        """
+        ids = list(dict.fromkeys(str(i) for i in submission_ids))
+        if not ids:
+            raise ProlificValidationError("No submission to screen out.")
+        return self.transport.request(
+            "POST",
+            f"studies/{study_id}/screen-out-submissions/",
+            json={
+                "submission_ids": ids,
+                "bonus_per_submission": float(bonus_per_submission),
+                "increase_places": bool(increase_places),
+            },
+            idempotent=False,
+        )
+
     # --- bonuses -------------------------------------------------------------------------
 
     def bonus_setup(self, study_id: str, csv_bonuses: str) -> BonusSetup:

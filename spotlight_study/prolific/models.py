@@ -5,6 +5,7 @@
 - :class:`Submission` mirrors each Prolific submission's status (pulled by the sync, pushed by
   the webhook). Its ``id`` on Prolific is the ``SESSION_ID`` a participant arrived with.
 - :class:`WebhookEvent` records every webhook delivery once (unique ``X-Event-ID``).
+- :class:`ScreenOut` is one paid screen-out, recorded before it is sent.
 - :class:`Demographics` is one submission's row of the demographic export, by pseudonym.
 - :class:`BonusPayment` is one bulk bonus: drafted (dry run), set up on Prolific, then paid.
   ``pay_sent_at`` is written and committed *before* the pay request goes out, so a crash or an
@@ -21,7 +22,7 @@ from django.db import models
 from spotlight_study.participation.models import Participant
 from spotlight_study.studies.models import Study
 
-from .payloads import REJECTION_CATEGORIES, REJECTION_MESSAGE_MIN_CHARS
+from .payloads import REJECTION_CATEGORIES, REJECTION_MESSAGE_MIN_CHARS, SCREEN_OUT_MIN_MINOR_UNITS
 from .statuses import STATUS_RANK  # noqa: F401  (re-exported; the order lives in statuses.py)
 
 
@@ -70,6 +71,11 @@ class ProlificStudy(models.Model):
         max_length=30, blank=True, choices=[(c, c) for c in REJECTION_CATEGORIES]
     )
     rejection_message = models.TextField(blank=True)
+    screen_out_reward_minor_units = models.PositiveIntegerField(
+        default=0,
+        help_text="Paid screen-out for failed instruction checks under the study's 'end' policy, "
+        "in minor units (0: no screen-outs). At least 10 and below the reward.",
+    )
     external_study_url = models.URLField(max_length=500, blank=True)
     last_synced_at = models.DateTimeField(null=True, blank=True)
     unknown_statuses = models.JSONField(
@@ -95,18 +101,34 @@ class ProlificStudy(models.Model):
     def __str__(self) -> str:
         return f"{self.study.slug} on Prolific ({self.prolific_id or 'not created'})"
 
+    @property
+    def screens_out(self) -> bool:
+        """Whether failed instruction checks end with Prolific's paid screen-out: a screen-out
+        reward is set and the study ends the session on a failed check (``end`` policy)."""
+        return bool(self.screen_out_reward_minor_units) and (
+            self.study.failed_check_policy == Study.FailedCheckPolicy.END
+        )
+
     def clean(self) -> None:
-        """A rejecting review needs a category and a message of at least 100 characters."""
+        """A rejecting review needs a category and a message of at least 100 characters; a
+        screen-out reward is at least Prolific's minimum and below the study's reward."""
+        errors = {}
+        if self.screen_out_reward_minor_units and not (
+            SCREEN_OUT_MIN_MINOR_UNITS <= self.screen_out_reward_minor_units < self.reward_minor_units
+        ):
+            errors["screen_out_reward_minor_units"] = (
+                f"A screen-out pays at least {SCREEN_OUT_MIN_MINOR_UNITS} minor units and less than "
+                "the reward (Prolific's rule)."
+            )
         if self.failed_check_review == self.FailedCheckReview.REJECT:
-            errors = {}
             if self.rejection_category not in REJECTION_CATEGORIES:
                 errors["rejection_category"] = "Choose Prolific's rejection category."
             if len(self.rejection_message.strip()) < REJECTION_MESSAGE_MIN_CHARS:
                 errors["rejection_message"] = (
                     f"Prolific requires at least {REJECTION_MESSAGE_MIN_CHARS} characters."
                 )
-            if errors:
-                raise ValidationError(errors)
+        if errors:
+            raise ValidationError(errors)
 
 
 class Submission(models.Model):
@@ -277,3 +299,36 @@ class Demographics(models.Model):
 
     def __str__(self) -> str:
         return f"demographics of {self.pseudonym}"
+
+
+class ScreenOut(models.Model):
+    """One paid screen-out sent to Prolific (``POST /studies/{id}/screen-out-submissions/``).
+
+    Written and committed with ``sent_at`` *before* the request goes out, like a bonus payment:
+    a screen-out pays the participant, so it is never sent twice. ``amount_minor_units`` is the
+    study's screen-out reward at the time; ``outcome`` is ``sent`` (answer pending), ``done`` or
+    ``failed`` (with ``error``; check Prolific before doing anything).
+    """
+
+    class Outcome(models.TextChoices):
+        SENT = "sent", "Sent, answer pending"
+        DONE = "done", "Screened out"
+        FAILED = "failed", "Request failed: check Prolific"
+
+    prolific_study = models.ForeignKey(
+        ProlificStudy, on_delete=models.CASCADE, related_name="screen_outs"
+    )
+    submission_id = models.CharField(max_length=64, unique=True)
+    participant = models.ForeignKey(
+        Participant, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    amount_minor_units = models.PositiveIntegerField()
+    outcome = models.CharField(max_length=10, choices=Outcome.choices, default=Outcome.SENT)
+    error = models.TextField(blank=True)
+    sent_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["prolific_study", "pk"]
+
+    def __str__(self) -> str:
+        return f"screen-out {self.pk} ({self.outcome})"

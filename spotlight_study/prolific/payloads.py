@@ -45,6 +45,8 @@ REJECTION_CATEGORIES = (
     "OTHER",
 )
 REJECTION_MESSAGE_MIN_CHARS = 100
+# Prolific's smallest screen-out payment, in minor units (0.10 GBP; Prolific: "in-study screening").
+SCREEN_OUT_MIN_MINOR_UNITS = 10
 # Prolific recommends at most 1,000 ids per bulk-approve request.
 BULK_APPROVE_MAX_IDS = 1000
 

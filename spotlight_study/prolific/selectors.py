@@ -69,7 +69,9 @@ def completion_codes(prolific_study: ProlificStudy) -> tuple[CompletionCode, ...
 
     - completed: ``MANUALLY_REVIEW`` (default) or ``AUTOMATICALLY_APPROVE``;
     - failed instruction check (``FAILED_ATTENTION_CHECK``): ``REQUEST_RETURN`` when review asks
-      for returns, otherwise ``MANUALLY_REVIEW`` (a rejection is the researcher's decision);
+      for returns, otherwise ``MANUALLY_REVIEW`` (a rejection is the researcher's decision); when
+      the study screens out (:attr:`~.models.ProlificStudy.screens_out`), the same code is
+      Prolific's ``FIXED_SCREENOUT`` type with ``FIXED_SCREEN_OUT_PAYMENT``;
     - no consent: ``REQUEST_RETURN``.
 
     With a participant group, the completed and failed-check codes also add the participant to
@@ -91,6 +93,12 @@ def completion_codes(prolific_study: ProlificStudy) -> tuple[CompletionCode, ...
             actions=({"action": prolific_study.completed_action},) + add,
         ),
         CompletionCode(
+            code=study.failed_check_code,
+            code_type="FIXED_SCREENOUT",
+            actions=({"action": "FIXED_SCREEN_OUT_PAYMENT"},) + add,
+        )
+        if prolific_study.screens_out
+        else CompletionCode(
             code=study.failed_check_code,
             code_type="FAILED_ATTENTION_CHECK",
             actions=({"action": failed},) + add,

@@ -3,7 +3,8 @@
 It implements the endpoints the platform uses with realistic payloads (Prolific's API
 reference): studies (create, get, transition), a study's submissions with ``_links.next``
 paging, one submission, submission transitions with Prolific's validation of rejections,
-request-return, bulk approve (at most 1,000 ids), bonus set-up and pay, and the demographic
+request-return, bulk approve (at most 1,000 ids), bonus set-up and pay, paid screen-outs of
+ACTIVE submissions (the study needs a ``FIXED_SCREENOUT`` code), and the demographic
 export (CSV text, at most 15 filters and two different filter combinations per study). Errors come in
 Prolific's shape ``{"error": {"status", "error_code", "title", "detail"}}``, except unknown
 paths, which answer the flat ``{"detail": "Not found."}``.
@@ -58,6 +59,7 @@ class FakeProlific:
     studies: dict[str, dict] = field(default_factory=dict)
     submissions: dict[str, dict] = field(default_factory=dict)  # id -> submission
     bonuses: dict[str, dict] = field(default_factory=dict)
+    screen_outs: list[dict] = field(default_factory=list)  # bodies of accepted screen-outs
     # study id -> the demographic rows of its export, keyed by Prolific's CSV headers.
     demographics: dict[str, list[dict]] = field(default_factory=lambda: defaultdict(list))
     # study id -> the distinct filter combinations exported so far (Prolific allows two).
@@ -215,6 +217,8 @@ class FakeProlific:
             return self._study_transition(g[1], body or {})
         if (g := m(r"studies/([0-9a-f]{24})/demographic-export/", path)) and method == "POST":
             return self._demographic_export(g[1], body or {})
+        if (g := m(r"studies/([0-9a-f]{24})/screen-out-submissions/", path)) and method == "POST":
+            return self._screen_out(g[1], body or {})
         if (g := m(r"studies/([0-9a-f]{24})/submissions/", path)) and method == "GET":
             return self._submission_page(g[1], (query.get("page") or ["1"])[0])
         if (g := m(r"submissions/([0-9a-f]{24})/", path)) and method == "GET":
@@ -277,6 +281,27 @@ class FakeProlific:
         writer.writeheader()
         writer.writerows(rows)
         return 200, out.getvalue().encode(), {}
+
+    def _screen_out(self, study_id: str, body: dict) -> tuple[int, Any, dict]:
+        study = self.studies.get(study_id)
+        if study is None:
+            return 404, self.error(404, 140404, "Not found", "No such study."), {}
+        codes = study.get("completion_codes")
+        if codes is not None and not any(c.get("code_type") == "FIXED_SCREENOUT" for c in codes):
+            return 400, self.error(400, 140100, "Bad request",
+                                   "This study has no FIXED_SCREENOUT completion code."), {}
+        ids = body.get("submission_ids") or []
+        bad = [i for i in ids if (self.submissions.get(i) or {}).get("study_id") != study_id
+               or self.submissions[i]["status"] != "ACTIVE"]
+        if not ids or bad or not isinstance(body.get("bonus_per_submission"), (int, float)):
+            return 400, self.error(400, 140100, "Request validation failed.",
+                                   {"submission_ids": [f"Not ACTIVE in this study: {', '.join(bad) or '-'}"]}), {}
+        for i in ids:
+            self.submissions[i]["status"] = "SCREENED OUT"
+        if body.get("increase_places"):
+            study["total_available_places"] = int(study.get("total_available_places") or 0) + len(ids)
+        self.screen_outs.append(dict(body))
+        return 200, {"submission_ids": ids}, {}
 
     def _study_transition(self, study_id: str, body: dict) -> tuple[int, Any, dict]:
         study = self.studies.get(study_id)

@@ -7,6 +7,7 @@
 - :mod:`.review`: approve completed submissions, act on failed instruction checks;
 - :mod:`.bonuses`: the bonus CSV, its dry run and the pay-exactly-once payment.
 - :mod:`.demographics`: fetch the demographic export, stored by submission and pseudonym.
+- :mod:`.screen_outs`: the paid screen-out of failed instruction checks, sent at most once.
 
 Network calls to Prolific go through :class:`~spotlight_study.prolific.client.ProlificClient`
 and are made outside database transactions; each service then records the outcome in one
