@@ -122,6 +122,14 @@ class ProlificClient:
         """``GET /studies/{id}/``: the study object."""
         return self.transport.request("GET", f"studies/{study_id}/", idempotent=True)
 
+    def study_update(self, study_id: str, fields: dict[str, Any]) -> dict[str, Any]:
+        """``PATCH /studies/{id}/`` with ``fields`` (after publishing Prolific accepts only
+        ``internal_name`` and ``total_available_places``, and places only upwards). The fields
+        are absolute values, so sending them twice changes nothing and the call is retried."""
+        if not fields:
+            raise ProlificValidationError("Nothing to update.")
+        return self.transport.request("PATCH", f"studies/{study_id}/", json=dict(fields), idempotent=True)
+
     def study_transition(self, study_id: str, action: str) -> dict[str, Any]:
         """``POST /studies/{id}/transition/`` with ``PUBLISH``, ``PAUSE``, ``START`` or ``STOP``.
 

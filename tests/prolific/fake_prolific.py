@@ -112,10 +112,11 @@ class FakeProlific:
         """How many requests matched (path without the /api/v1/ prefix)."""
         return sum(1 for c in self.calls if c.method == method and re.fullmatch(path_regex, c.path))
 
-    def add_study(self, study_id: str | None = None, status: str = "ACTIVE") -> str:
-        """A study that exists on Prolific (as if made in Prolific's app)."""
+    def add_study(self, study_id: str | None = None, status: str = "ACTIVE", places: int = 0) -> str:
+        """A study that exists on Prolific (as if made in Prolific's app), with ``places``."""
         study_id = study_id or secrets.token_hex(12)
-        self.studies[study_id] = {"id": study_id, "status": status, "name": "Existing study"}
+        self.studies[study_id] = {"id": study_id, "status": status, "name": "Existing study",
+                                  "total_available_places": places}
         return study_id
 
     def add_submission(
@@ -213,6 +214,8 @@ class FakeProlific:
         if (g := m(r"studies/([0-9a-f]{24})/", path)) and method == "GET":
             study = self.studies.get(g[1])
             return (200, study, {}) if study else (404, self.error(404, 140404, "Not found", "No such study."), {})
+        if (g := m(r"studies/([0-9a-f]{24})/", path)) and method == "PATCH":
+            return self._study_update(g[1], body or {})
         if (g := m(r"studies/([0-9a-f]{24})/transition/", path)) and method == "POST":
             return self._study_transition(g[1], body or {})
         if (g := m(r"studies/([0-9a-f]{24})/demographic-export/", path)) and method == "POST":
@@ -302,6 +305,21 @@ class FakeProlific:
             study["total_available_places"] = int(study.get("total_available_places") or 0) + len(ids)
         self.screen_outs.append(dict(body))
         return 200, {"submission_ids": ids}, {}
+
+    def _study_update(self, study_id: str, body: dict) -> tuple[int, Any, dict]:
+        study = self.studies.get(study_id)
+        if study is None:
+            return 404, self.error(404, 140404, "Not found", "No such study."), {}
+        published = study["status"] != "UNPUBLISHED"
+        allowed = {"internal_name", "total_available_places"} if published else set(body)
+        errors = {k: ["This field cannot be changed after publishing."] for k in body if k not in allowed}
+        places = body.get("total_available_places")
+        if places is not None and (not isinstance(places, int) or places < int(study.get("total_available_places") or 0)):
+            errors["total_available_places"] = ["You can only increase the number of places."]
+        if errors:
+            return 400, self.error(400, 140100, "Request validation failed.", errors), {}
+        study.update(body)
+        return 200, study, {}
 
     def _study_transition(self, study_id: str, body: dict) -> tuple[int, Any, dict]:
         study = self.studies.get(study_id)

@@ -8,6 +8,7 @@
 - :mod:`.bonuses`: the bonus CSV, its dry run and the pay-exactly-once payment.
 - :mod:`.demographics`: fetch the demographic export, stored by submission and pseudonym.
 - :mod:`.screen_outs`: the paid screen-out of failed instruction checks, sent at most once.
+- :mod:`.places`: read and raise the study's places on Prolific (only upwards).
 
 Network calls to Prolific go through :class:`~spotlight_study.prolific.client.ProlificClient`
 and are made outside database transactions; each service then records the outcome in one
