@@ -266,6 +266,25 @@ class ProlificClient:
             idempotent=False,
         )
 
+    # --- messages ------------------------------------------------------------------------
+
+    def message_send(self, *, study_id: str, participant_ids: Iterable[str], body: str) -> Any:
+        """Send ``body`` to participants about the study: ``POST /messages/`` (``recipient_id``)
+        for one, ``POST /messages/bulk/`` (``ids``) for several; both with ``study_id``.
+
+        **Never retried**: a retry could deliver the message twice. Raises
+        :class:`ProlificValidationError` for an empty body or no recipient.
+        """
+        ids = list(dict.fromkeys(str(i) for i in participant_ids if i))
+        text = (body or "").strip()
+        if not ids or not text:
+            raise ProlificValidationError("A message needs a recipient and a text.")
+        if len(ids) == 1:
+            payload: dict[str, Any] = {"recipient_id": ids[0], "body": text, "study_id": study_id}
+            return self.transport.request("POST", "messages/", json=payload, idempotent=False)
+        payload = {"ids": ids, "body": text, "study_id": study_id}
+        return self.transport.request("POST", "messages/bulk/", json=payload, idempotent=False)
+
     # --- bonuses -------------------------------------------------------------------------
 
     def bonus_setup(self, study_id: str, csv_bonuses: str) -> BonusSetup:

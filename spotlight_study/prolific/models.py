@@ -6,6 +6,7 @@
   the webhook). Its ``id`` on Prolific is the ``SESSION_ID`` a participant arrived with.
 - :class:`WebhookEvent` records every webhook delivery once (unique ``X-Event-ID``).
 - :class:`ScreenOut` is one paid screen-out, recorded before it is sent.
+- :class:`Message` is one message sent through Prolific (recipients by pseudonym).
 - :class:`Demographics` is one submission's row of the demographic export, by pseudonym.
 - :class:`BonusPayment` is one bulk bonus: drafted (dry run), set up on Prolific, then paid.
   ``pay_sent_at`` is written and committed *before* the pay request goes out, so a crash or an
@@ -332,3 +333,35 @@ class ScreenOut(models.Model):
 
     def __str__(self) -> str:
         return f"screen-out {self.pk} ({self.outcome})"
+
+
+class Message(models.Model):
+    """One message sent to participants through Prolific's messages API.
+
+    ``recipients`` are the participants' pseudonyms (never their Prolific IDs); ``template`` is
+    the key of :data:`~.messages.MESSAGE_TEMPLATES` or ``custom``; ``body`` the text sent. The
+    row is committed with ``outcome`` ``sent`` before the request (a message is never sent
+    twice), then becomes ``done`` or ``failed`` (with ``error``).
+    """
+
+    class Outcome(models.TextChoices):
+        SENT = "sent", "Sent, answer pending"
+        DONE = "done", "Delivered to Prolific"
+        FAILED = "failed", "Failed"
+
+    prolific_study = models.ForeignKey(ProlificStudy, on_delete=models.CASCADE, related_name="messages")
+    recipients = models.JSONField(default=list)
+    template = models.CharField(max_length=30)
+    body = models.TextField()
+    outcome = models.CharField(max_length=10, choices=Outcome.choices, default=Outcome.SENT)
+    error = models.TextField(blank=True)
+    sent_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    sent_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-sent_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"message {self.pk} ({self.template}, {len(self.recipients)} recipient(s))"

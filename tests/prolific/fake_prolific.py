@@ -3,7 +3,7 @@
 It implements the endpoints the platform uses with realistic payloads (Prolific's API
 reference): studies (create, get, transition), a study's submissions with ``_links.next``
 paging, one submission, submission transitions with Prolific's validation of rejections,
-request-return, bulk approve (at most 1,000 ids), bonus set-up and pay, paid screen-outs of
+request-return, bulk approve (at most 1,000 ids), bonus set-up and pay, messages (one and bulk), paid screen-outs of
 ACTIVE submissions (the study needs a ``FIXED_SCREENOUT`` code), and the demographic
 export (CSV text, at most 15 filters and two different filter combinations per study). Errors come in
 Prolific's shape ``{"error": {"status", "error_code", "title", "detail"}}``, except unknown
@@ -60,6 +60,7 @@ class FakeProlific:
     submissions: dict[str, dict] = field(default_factory=dict)  # id -> submission
     bonuses: dict[str, dict] = field(default_factory=dict)
     screen_outs: list[dict] = field(default_factory=list)  # bodies of accepted screen-outs
+    messages: list[dict] = field(default_factory=list)  # one per recipient of a sent message
     # study id -> the demographic rows of its export, keyed by Prolific's CSV headers.
     demographics: dict[str, list[dict]] = field(default_factory=lambda: defaultdict(list))
     # study id -> the distinct filter combinations exported so far (Prolific allows two).
@@ -239,6 +240,8 @@ class FakeProlific:
             sub["return_requested"] = "2025-05-02T09:30:00Z"
             return 200, {"id": sub["id"], "status": sub["status"], "participant": sub["participant_id"],
                          "return_requested": sub["return_requested"]}, {}
+        if method == "POST" and path in ("messages/", "messages/bulk/"):
+            return self._message(path, body or {})
         if method == "POST" and path == "submissions/bulk-approve/":
             return self._bulk_approve(body or {})
         if method == "POST" and path == "submissions/bonus-payments/":
@@ -320,6 +323,21 @@ class FakeProlific:
             return 400, self.error(400, 140100, "Request validation failed.", errors), {}
         study.update(body)
         return 200, study, {}
+
+    def _message(self, path: str, body: dict) -> tuple[int, Any, dict]:
+        ids = [body.get("recipient_id")] if path == "messages/" else body.get("ids")
+        errors = {}
+        if not ids or not all(isinstance(i, str) and i for i in ids):
+            errors["ids" if path != "messages/" else "recipient_id"] = ["This field is required."]
+        if not (body.get("body") or "").strip():
+            errors["body"] = ["This field is required."]
+        if body.get("study_id") not in self.studies:
+            errors["study_id"] = ["Unknown study."]
+        if errors:
+            return 400, self.error(400, 140100, "Request validation failed.", errors), {}
+        for i in ids:
+            self.messages.append({"recipient_id": i, "body": body["body"], "study_id": body["study_id"]})
+        return (201, {"id": secrets.token_hex(12)}, {}) if path == "messages/" else (204, None, {})
 
     def _study_transition(self, study_id: str, body: dict) -> tuple[int, Any, dict]:
         study = self.studies.get(study_id)

@@ -9,6 +9,7 @@
 - :mod:`.demographics`: fetch the demographic export, stored by submission and pseudonym.
 - :mod:`.screen_outs`: the paid screen-out of failed instruction checks, sent at most once.
 - :mod:`.places`: read and raise the study's places on Prolific (only upwards).
+- :mod:`.messages`: messages to one participant or a group, recorded by pseudonym.
 
 Network calls to Prolific go through :class:`~spotlight_study.prolific.client.ProlificClient`
 and are made outside database transactions; each service then records the outcome in one
