@@ -266,6 +266,14 @@ class ProlificClient:
             idempotent=False,
         )
 
+    # --- workspaces ----------------------------------------------------------------------
+
+    def workspace_balance(self, workspace_id: str) -> dict[str, Any]:
+        """``GET /workspaces/{id}/balance/``: ``currency_code``, ``total_balance`` and
+        ``available_balance`` (minor units; available = not yet assigned to active studies),
+        with their ``*_breakdown`` into rewards, fees and VAT."""
+        return self.transport.request("GET", f"workspaces/{workspace_id}/balance/", idempotent=True)
+
     # --- messages ------------------------------------------------------------------------
 
     def message_send(self, *, study_id: str, participant_ids: Iterable[str], body: str) -> Any:

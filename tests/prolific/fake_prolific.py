@@ -3,7 +3,7 @@
 It implements the endpoints the platform uses with realistic payloads (Prolific's API
 reference): studies (create, get, transition), a study's submissions with ``_links.next``
 paging, one submission, submission transitions with Prolific's validation of rejections,
-request-return, bulk approve (at most 1,000 ids), bonus set-up and pay, messages (one and bulk), paid screen-outs of
+request-return, bulk approve (at most 1,000 ids), bonus set-up and pay, messages (one and bulk), a workspace's balance, paid screen-outs of
 ACTIVE submissions (the study needs a ``FIXED_SCREENOUT`` code), and the demographic
 export (CSV text, at most 15 filters and two different filter combinations per study). Errors come in
 Prolific's shape ``{"error": {"status", "error_code", "title", "detail"}}``, except unknown
@@ -61,6 +61,7 @@ class FakeProlific:
     bonuses: dict[str, dict] = field(default_factory=dict)
     screen_outs: list[dict] = field(default_factory=list)  # bodies of accepted screen-outs
     messages: list[dict] = field(default_factory=list)  # one per recipient of a sent message
+    balances: dict[str, int] = field(default_factory=dict)  # workspace id -> available (minor)
     # study id -> the demographic rows of its export, keyed by Prolific's CSV headers.
     demographics: dict[str, list[dict]] = field(default_factory=lambda: defaultdict(list))
     # study id -> the distinct filter combinations exported so far (Prolific allows two).
@@ -240,6 +241,14 @@ class FakeProlific:
             sub["return_requested"] = "2025-05-02T09:30:00Z"
             return 200, {"id": sub["id"], "status": sub["status"], "participant": sub["participant_id"],
                          "return_requested": sub["return_requested"]}, {}
+        if (g := m(r"workspaces/([0-9a-f]{24})/balance/", path)) and method == "GET":
+            if g[1] not in self.balances:
+                return 404, self.error(404, 140404, "Not found", "No such workspace."), {}
+            available = self.balances[g[1]]
+            return 200, {"currency_code": "GBP", "total_balance": available + 1000,
+                         "balance_breakdown": {"rewards": 0, "fees": 0, "vat": 0},
+                         "available_balance": available,
+                         "available_balance_breakdown": {"rewards": available, "fees": 0, "vat": 0}}, {}
         if method == "POST" and path in ("messages/", "messages/bulk/"):
             return self._message(path, body or {})
         if method == "POST" and path == "submissions/bulk-approve/":
