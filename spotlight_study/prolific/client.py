@@ -266,6 +266,48 @@ class ProlificClient:
             idempotent=False,
         )
 
+    # --- webhook subscriptions -----------------------------------------------------------
+
+    def hook_secrets(self, workspace_id: str) -> list[dict[str, Any]]:
+        """``GET /hooks/secrets/?workspace_id=``: the workspace's secrets (``id``, ``value``)."""
+        body = self.transport.request("GET", "hooks/secrets/", params={"workspace_id": workspace_id}, idempotent=True)
+        return list((body or {}).get("results") or []) if isinstance(body, dict) else list(body or [])
+
+    def hook_secret_create(self, workspace_id: str) -> dict[str, Any]:
+        """``POST /hooks/secrets/``: create (or replace: one per workspace) the signing secret;
+        returns ``{"id", "value", "workspace_id"}``. Not retried (a retry replaces it again)."""
+        return self.transport.request("POST", "hooks/secrets/", json={"workspace_id": workspace_id}, idempotent=False)
+
+    def hook_subscriptions(self, workspace_id: str) -> list[dict[str, Any]]:
+        """``GET /hooks/subscriptions/?workspace_id=``: ``id``, ``event_type``, ``target_url``,
+        ``is_enabled`` of each."""
+        body = self.transport.request(
+            "GET", "hooks/subscriptions/", params={"workspace_id": workspace_id}, idempotent=True
+        )
+        return list((body or {}).get("results") or [])
+
+    def hook_subscription_create(self, *, workspace_id: str, event_type: str, target_url: str) -> dict[str, Any]:
+        """``POST /hooks/subscriptions/``, then the confirmation ``POST /hooks/subscriptions/{id}/``
+        with the ``X-Hook-Secret`` header of the first answer. Returns the subscription. Not
+        retried (a retry would create a second subscription)."""
+        body, headers = self.transport.request(
+            "POST", "hooks/subscriptions/",
+            json={"workspace_id": workspace_id, "event_type": event_type, "target_url": target_url},
+            idempotent=False, with_headers=True,
+        )
+        created = body or {}
+        if isinstance(created.get("results"), list) and created["results"]:
+            created = created["results"][0]
+        sub_id, hook_secret = str(created.get("id") or ""), headers.get("X-Hook-Secret", "")
+        if not sub_id or not hook_secret:
+            raise ProlificValidationError("Prolific did not return the subscription's id and X-Hook-Secret.")
+        self.transport.request("POST", f"hooks/subscriptions/{sub_id}/", json={"secret": hook_secret}, idempotent=True)
+        return created
+
+    def hook_subscription_delete(self, subscription_id: str) -> None:
+        """``DELETE /hooks/subscriptions/{id}/`` (deleting twice gives a 404)."""
+        self.transport.request("DELETE", f"hooks/subscriptions/{subscription_id}/", idempotent=True)
+
     # --- workspaces ----------------------------------------------------------------------
 
     def workspace_balance(self, workspace_id: str) -> dict[str, Any]:

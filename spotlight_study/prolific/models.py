@@ -50,6 +50,10 @@ class ProlificStudy(models.Model):
     study = models.OneToOneField(Study, on_delete=models.CASCADE, related_name="prolific")
     prolific_id = models.CharField(max_length=24, blank=True, db_index=True)
     prolific_status = models.CharField(max_length=30, blank=True)
+    prolific_status_at = models.DateTimeField(
+        null=True, blank=True,
+        help_text="When Prolific's study status was last observed (webhook study.status.change).",
+    )
     description = models.TextField(blank=True, help_text="Shown to participants on Prolific.")
     reward_minor_units = models.PositiveIntegerField(
         default=0, help_text="Reward per participant in minor currency units (pence, cents)."

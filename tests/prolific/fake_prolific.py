@@ -3,7 +3,8 @@
 It implements the endpoints the platform uses with realistic payloads (Prolific's API
 reference): studies (create, get, transition), a study's submissions with ``_links.next``
 paging, one submission, submission transitions with Prolific's validation of rejections,
-request-return, bulk approve (at most 1,000 ids), bonus set-up and pay, messages (one and bulk), a workspace's balance, paid screen-outs of
+request-return, bulk approve (at most 1,000 ids), bonus set-up and pay, messages (one and bulk), a workspace's balance, webhook secrets and subscriptions (created,
+confirmed with ``X-Hook-Secret``, listed, deleted), paid screen-outs of
 ACTIVE submissions (the study needs a ``FIXED_SCREENOUT`` code), and the demographic
 export (CSV text, at most 15 filters and two different filter combinations per study). Errors come in
 Prolific's shape ``{"error": {"status", "error_code", "title", "detail"}}``, except unknown
@@ -62,6 +63,9 @@ class FakeProlific:
     screen_outs: list[dict] = field(default_factory=list)  # bodies of accepted screen-outs
     messages: list[dict] = field(default_factory=list)  # one per recipient of a sent message
     balances: dict[str, int] = field(default_factory=dict)  # workspace id -> available (minor)
+    hook_secrets: dict[str, dict] = field(default_factory=dict)  # workspace id -> its secret
+    hook_subscriptions: dict[str, dict] = field(default_factory=dict)  # id -> subscription
+    hook_confirmations: dict[str, str] = field(default_factory=dict)  # id -> X-Hook-Secret
     # study id -> the demographic rows of its export, keyed by Prolific's CSV headers.
     demographics: dict[str, list[dict]] = field(default_factory=lambda: defaultdict(list))
     # study id -> the distinct filter combinations exported so far (Prolific allows two).
@@ -249,6 +253,8 @@ class FakeProlific:
                          "balance_breakdown": {"rewards": 0, "fees": 0, "vat": 0},
                          "available_balance": available,
                          "available_balance_breakdown": {"rewards": available, "fees": 0, "vat": 0}}, {}
+        if path.startswith("hooks/"):
+            return self._hooks(method, path, query, body or {})
         if method == "POST" and path in ("messages/", "messages/bulk/"):
             return self._message(path, body or {})
         if method == "POST" and path == "submissions/bulk-approve/":
@@ -347,6 +353,44 @@ class FakeProlific:
         for i in ids:
             self.messages.append({"recipient_id": i, "body": body["body"], "study_id": body["study_id"]})
         return (201, {"id": secrets.token_hex(12)}, {}) if path == "messages/" else (204, None, {})
+
+    def _hooks(self, method: str, path: str, query: dict, body: dict) -> tuple[int, Any, dict]:
+        workspace = (query.get("workspace_id") or [body.get("workspace_id")])[0]
+        if path == "hooks/secrets/" and method == "GET":
+            secret = self.hook_secrets.get(workspace)
+            return 200, {"results": [secret] if secret else []}, {}
+        if path == "hooks/secrets/" and method == "POST":
+            if not workspace:
+                return 400, self.error(400, 140100, "Request validation failed.", {"workspace_id": ["Required."]}), {}
+            self.hook_secrets[workspace] = {"id": secrets.token_hex(12), "value": secrets.token_urlsafe(32),
+                                            "workspace_id": workspace}
+            return 201, self.hook_secrets[workspace], {}
+        if path == "hooks/subscriptions/" and method == "GET":
+            return 200, {"results": [s for s in self.hook_subscriptions.values() if s["workspace_id"] == workspace]}, {}
+        if path == "hooks/subscriptions/" and method == "POST":
+            if workspace not in self.hook_secrets:
+                return 400, self.error(400, 140100, "Bad request", "Create a secret for the workspace first."), {}
+            if not str(body.get("target_url") or "").startswith("https://") or not body.get("event_type"):
+                return 400, self.error(400, 140100, "Request validation failed.",
+                                       {"target_url": ["An https URL is required."]}), {}
+            sub = {"id": secrets.token_hex(12), "event_type": body["event_type"], "target_url": body["target_url"],
+                   "workspace_id": workspace, "is_enabled": False}
+            self.hook_subscriptions[sub["id"]] = sub
+            self.hook_confirmations[sub["id"]] = secrets.token_hex(16)
+            return 201, sub, {"X-Hook-Secret": self.hook_confirmations[sub["id"]]}
+        if (g := re.fullmatch(r"hooks/subscriptions/([0-9a-f]{24})/", path)):
+            sub = self.hook_subscriptions.get(g[1])
+            if sub is None:
+                return 404, self.error(404, 140404, "Not found", "No such subscription."), {}
+            if method == "DELETE":
+                del self.hook_subscriptions[g[1]]
+                return 204, None, {}
+            if method == "POST":
+                if body.get("secret") != self.hook_confirmations.get(g[1]):
+                    return 400, self.error(400, 140100, "Bad request", "Wrong X-Hook-Secret."), {}
+                sub["is_enabled"] = True
+                return 200, sub, {}
+        return 404, {"detail": "Not found."}, {}
 
     def _study_transition(self, study_id: str, body: dict) -> tuple[int, Any, dict]:
         study = self.studies.get(study_id)

@@ -10,6 +10,8 @@
 - :mod:`.screen_outs`: the paid screen-out of failed instruction checks, sent at most once.
 - :mod:`.places`: read and raise the study's places on Prolific (only upwards).
 - :mod:`.messages`: messages to one participant or a group, recorded by pseudonym.
+- :mod:`.study_events`: study status changes from the webhook;
+- :mod:`.hooks`: the workspace's webhook subscriptions to this server.
 
 Network calls to Prolific go through :class:`~spotlight_study.prolific.client.ProlificClient`
 and are made outside database transactions; each service then records the outcome in one
