@@ -28,6 +28,7 @@ from .document import (
 )
 from .figures import AGREEMENT_LABELS, CONDITION_LABELS, FREQUENCY_LABELS, item_label
 from .pipeline import HOLM_FAMILIES, section_name
+from .report_sample import sample_blocks
 
 __all__ = ["NO_IDENTIFICATION_TEST", "identification_undefined_reason", "render_html", "render_markdown",
            "write_report"]
@@ -196,7 +197,7 @@ def _deviation_blocks(prereg: Mapping) -> list:
 
 def _blocks(results: Mapping, tables: Mapping[str, pd.DataFrame]) -> list:
     """The whole report as blocks, section by section."""
-    blocks = _header_blocks(results) + _participant_blocks(results)
+    blocks = _header_blocks(results) + sample_blocks(results)
     if results.get("preregistration"):
         blocks += _deviation_blocks(results["preregistration"])
     blocks += _identification_section(results)
@@ -226,23 +227,6 @@ def _header_blocks(results: Mapping) -> list:
         blocks.append(Para("Preregistered plan SHA-256: ", Code(prereg["plan_sha256"]),
                            ". The analysis is compared with this plan in the section "
                            "\"Deviations from the preregistered plan\"."))
-    return blocks
-
-
-def _participant_blocks(results: Mapping) -> list:
-    """Participants analysed and excluded, with the reasons."""
-    part = results["participants"]
-    blocks = [
-        Heading(2, "Participants and exclusions"),
-        Para(f"{part['total']} participants appear in the data; {part['excluded']} were excluded and "
-             f"{part['included']} are analysed. An excluded participant is removed from every test and "
-             "every descriptive statistic, in every setting and in the survey."),
-    ]
-    if results["exclusions"]:
-        blocks.append(Table(["Reason", "Participants"],
-                            [[Data(reason), str(count)] for reason, count in results["exclusions"].items()]))
-    else:
-        blocks.append(Para("No participant was excluded."))
     return blocks
 
 

@@ -12,6 +12,7 @@ from .plan_hash import canonical_json
 from .inputs import load_export
 from .machine_coder import check_machine_coder
 from .pipeline import HOLM_FAMILIES, compute_results, to_json
+from .sample import describe_sample, read_participants
 from .tables import build_tables
 
 __all__ = ["run_analysis"]
@@ -32,7 +33,10 @@ def run_analysis(
     Parameters
     ----------
     input_dir : str or pathlib.Path
-        Directory with ``responses.csv`` and ``survey.csv``.
+        Directory with ``responses.csv`` and ``survey.csv``, and optionally
+        ``participants.csv`` (statuses, consent and completion times, demographics), which
+        gives the report's Participants section its figures (``results["sample"]``,
+        :func:`analysis.sample.describe_sample`).
     out_dir : str or pathlib.Path
         Output directory; created if needed. Files of earlier runs with the
         same names are overwritten.
@@ -108,6 +112,8 @@ def run_analysis(
     data = load_export(input_dir)
     results = compute_results(data, alternative=alternative, likert_alternatives=likert_alternatives,
                               alpha=alpha)
+    # The Participants section comes from participants.csv of the same export (optional).
+    results["sample"] = describe_sample(data, *read_participants(input_dir))
     if plan is not None:
         deviations = compare_to_plan(plan, json.loads(to_json(results)),
                                      correction={"method": "holm", "families": HOLM_FAMILIES})

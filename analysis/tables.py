@@ -10,6 +10,7 @@ import pandas as pd
 from . import stats
 from .inputs import BASELINE_CONDITION, LIKERT_CONDITIONS, LIKERT_MAX, LIKERT_MIN, StudyData
 from .pipeline import section_name
+from .sample import describe_sample, sample_table
 
 __all__ = ["LIKERT_LEVELS", "build_tables"]
 
@@ -54,7 +55,10 @@ def build_tables(results: Mapping, data: StudyData) -> dict[str, pd.DataFrame]:
           condition;
         - ``likert_distribution``: item, condition, response, count, share;
         - ``background``: item, response, count, share;
-        - ``exclusions``: reason, participants.
+        - ``exclusions``: reason, participants;
+        - ``participants``: section, item, value: the figures of the report's Participants
+          section (:func:`analysis.sample.sample_table`; counts only when ``results`` has no
+          ``sample``).
 
     Raises
     ------
@@ -95,6 +99,7 @@ def build_tables(results: Mapping, data: StudyData) -> dict[str, pd.DataFrame]:
         "likert_distribution": _likert_distribution(results),
         "background": _background_rows(results),
         "exclusions": pd.DataFrame(list(results["exclusions"].items()), columns=["reason", "participants"]),
+        "participants": sample_table(results.get("sample") or describe_sample(data, None)),
     }
 
 

@@ -374,6 +374,15 @@ PROLIFIC_SYNC_INTERVAL_SECONDS = env.int("PROLIFIC_SYNC_INTERVAL_SECONDS", defau
 PROLIFIC_BONUS_MAX_MINOR_UNITS = env.int("PROLIFIC_BONUS_MAX_MINOR_UNITS", default=2000)
 # The public https base URL of this server, used in the study URL sent to Prolific.
 PROLIFIC_STUDY_BASE_URL = env("PROLIFIC_STUDY_BASE_URL", default="")
+# The launch check's reward and balance checks (docs/prolific.md, "Reward and balance"): Prolific's
+# minimum and recommended reward per hour in minor units (GBP: 6.00 and 9.00), its service fee as a
+# share of the rewards, and the workspace whose balance is read (empty: the study's own).
+PROLIFIC_MIN_REWARD_PER_HOUR_MINOR_UNITS = env.int("PROLIFIC_MIN_REWARD_PER_HOUR_MINOR_UNITS", default=600)
+PROLIFIC_RECOMMENDED_REWARD_PER_HOUR_MINOR_UNITS = env.int(
+    "PROLIFIC_RECOMMENDED_REWARD_PER_HOUR_MINOR_UNITS", default=900
+)
+PROLIFIC_FEE_RATE = env.float("PROLIFIC_FEE_RATE", default=0.333)
+PROLIFIC_WORKSPACE_ID = env("PROLIFIC_WORKSPACE_ID", default="")
 # The latest analysis report of each study (written by `manage.py analyze`).
 ANALYSIS_ROOT = Path(env("ANALYSIS_ROOT", default=str(VAR_DIR / "analysis")))
 

@@ -13,6 +13,7 @@ their revisions, assignments, final    they label)                  kept
 labels
 Prolific submission rows               deleted                      PID -> pseudonym
 stored webhook events (payload)        deleted                      PID -> pseudonym in text
+demographics (by pseudonym)            deleted                      kept (hold no PID)
 bonus payments (recipient, CSV sent)   PID, submission ids and      PID -> pseudonym
                                        pseudonym -> ``erased``;
                                        amounts kept
@@ -53,7 +54,13 @@ from spotlight_study.annotation.models import (
 from spotlight_study.identifiers import PSEUDONYM_RE
 from spotlight_study.participation.models import Participant
 from spotlight_study.participation.selectors import participant_pseudonym
-from spotlight_study.prolific.models import BonusPayment, ProlificStudy, Submission, WebhookEvent
+from spotlight_study.prolific.models import (
+    BonusPayment,
+    Demographics,
+    ProlificStudy,
+    Submission,
+    WebhookEvent,
+)
 from spotlight_study.studies.models import Study
 
 from .errors import PrivacyError
@@ -197,6 +204,7 @@ def participant_erase(
         pseudonym = participant_pseudonym(study=study, prolific_pid=pid)
         mapping = {pid: ERASED, pseudonym: ERASED, **{s: ERASED for s in held.submission_ids}}
         rows = _erase_prolific_rows(held, mapping)
+        rows["demographics"] = _delete_demographics(held, pseudonym)
         other_studies = (
             Participant.objects.filter(prolific_pid=pid).exclude(study=study).count()
         )
@@ -254,6 +262,16 @@ def _erase_prolific_rows(held: _Holdings, mapping: dict[str, str]) -> dict[str, 
     rows["webhook_events"], _ = held.events.delete()
     rows["prolific_submissions"] = held.submissions.delete()[1].get(Submission._meta.label, 0)
     return rows
+
+
+def _delete_demographics(held: _Holdings, pseudonym: str) -> int:
+    """Delete the stored demographic export rows of the participant (by pseudonym or by one of
+    their submission ids); returns how many went."""
+    if held.prolific_study is None:
+        return 0
+    mine = Q(pseudonym=pseudonym) | Q(submission_id__in=held.submission_ids)
+    deleted, _ = Demographics.objects.filter(Q(prolific_study=held.prolific_study) & mine).delete()
+    return deleted
 
 
 def _erase_participant(

@@ -27,8 +27,10 @@ from .payloads import (
     BULK_APPROVE_MAX_IDS,
     STUDY_ACTIONS,
     BonusSetup,
+    DemographicRecord,
     StudyDraft,
     SubmissionRecord,
+    parse_demographic_export,
     validate_rejection,
 )
 from .transport import ProlificTransport
@@ -120,6 +122,14 @@ class ProlificClient:
         """``GET /studies/{id}/``: the study object."""
         return self.transport.request("GET", f"studies/{study_id}/", idempotent=True)
 
+    def study_update(self, study_id: str, fields: dict[str, Any]) -> dict[str, Any]:
+        """``PATCH /studies/{id}/`` with ``fields`` (after publishing Prolific accepts only
+        ``internal_name`` and ``total_available_places``, and places only upwards). The fields
+        are absolute values, so sending them twice changes nothing and the call is retried."""
+        if not fields:
+            raise ProlificValidationError("Nothing to update.")
+        return self.transport.request("PATCH", f"studies/{study_id}/", json=dict(fields), idempotent=True)
+
     def study_transition(self, study_id: str, action: str) -> dict[str, Any]:
         """``POST /studies/{id}/transition/`` with ``PUBLISH``, ``PAUSE``, ``START`` or ``STOP``.
 
@@ -140,6 +150,29 @@ class ProlificClient:
             SubmissionRecord.from_api(item, study_id=study_id)
             for item in self.transport.paginate(f"studies/{study_id}/submissions/")
         ]
+
+    def study_demographic_export(
+        self, study_id: str, *, filters: Iterable[dict[str, Any]] = ()
+    ) -> list[DemographicRecord]:
+        """The study's demographic export: ``POST /studies/{id}/demographic-export/``.
+
+        The body is ``{"filters": [...]}`` (empty: only Prolific's basic data: age, sex, first
+        language, country of residence, nationality, country of birth, ethnicity, student and
+        employment status). Prolific answers with CSV text (possibly as a JSON string), one row
+        per submission, parsed by :func:`~.payloads.parse_demographic_export`. Prolific allows
+        two different filter combinations per study and any number of downloads of the same one,
+        so asking again for the same filters is safe and the call is retried. Raises
+        :class:`ProlificValidationError` if the answer is not such a CSV.
+        """
+        body = self.transport.request(
+            "POST",
+            f"studies/{study_id}/demographic-export/",
+            json={"filters": [dict(f) for f in filters]},
+            idempotent=True,
+        )
+        if not isinstance(body, str):
+            raise ProlificValidationError("The demographic export is not CSV text.")
+        return parse_demographic_export(body)
 
     # --- submissions ---------------------------------------------------------------------
 
@@ -207,6 +240,100 @@ class ProlificClient:
             )
             calls += 1
         return calls
+
+    def study_screen_out(
+        self, study_id: str, submission_ids: Iterable[str], *, bonus_per_submission: Decimal,
+        increase_places: bool = False,
+    ) -> Any:
+        """Paid screen-out of ACTIVE submissions: ``POST /studies/{id}/screen-out-submissions/``.
+
+        ``bonus_per_submission`` is in **major** units (``Decimal("0.50")``), the study's fixed
+        screen-out payment; ``increase_places`` asks Prolific to add a place per screen-out. The
+        study needs a ``FIXED_SCREENOUT`` completion code. **Never retried**: a screen-out pays
+        the participant, so callers record that it was sent before calling.
+        """
+        ids = list(dict.fromkeys(str(i) for i in submission_ids))
+        if not ids:
+            raise ProlificValidationError("No submission to screen out.")
+        return self.transport.request(
+            "POST",
+            f"studies/{study_id}/screen-out-submissions/",
+            json={
+                "submission_ids": ids,
+                "bonus_per_submission": float(bonus_per_submission),
+                "increase_places": bool(increase_places),
+            },
+            idempotent=False,
+        )
+
+    # --- webhook subscriptions -----------------------------------------------------------
+
+    def hook_secrets(self, workspace_id: str) -> list[dict[str, Any]]:
+        """``GET /hooks/secrets/?workspace_id=``: the workspace's secrets (``id``, ``value``)."""
+        body = self.transport.request("GET", "hooks/secrets/", params={"workspace_id": workspace_id}, idempotent=True)
+        return list((body or {}).get("results") or []) if isinstance(body, dict) else list(body or [])
+
+    def hook_secret_create(self, workspace_id: str) -> dict[str, Any]:
+        """``POST /hooks/secrets/``: create (or replace: one per workspace) the signing secret;
+        returns ``{"id", "value", "workspace_id"}``. Not retried (a retry replaces it again)."""
+        return self.transport.request("POST", "hooks/secrets/", json={"workspace_id": workspace_id}, idempotent=False)
+
+    def hook_subscriptions(self, workspace_id: str) -> list[dict[str, Any]]:
+        """``GET /hooks/subscriptions/?workspace_id=``: ``id``, ``event_type``, ``target_url``,
+        ``is_enabled`` of each."""
+        body = self.transport.request(
+            "GET", "hooks/subscriptions/", params={"workspace_id": workspace_id}, idempotent=True
+        )
+        return list((body or {}).get("results") or [])
+
+    def hook_subscription_create(self, *, workspace_id: str, event_type: str, target_url: str) -> dict[str, Any]:
+        """``POST /hooks/subscriptions/``, then the confirmation ``POST /hooks/subscriptions/{id}/``
+        with the ``X-Hook-Secret`` header of the first answer. Returns the subscription. Not
+        retried (a retry would create a second subscription)."""
+        body, headers = self.transport.request(
+            "POST", "hooks/subscriptions/",
+            json={"workspace_id": workspace_id, "event_type": event_type, "target_url": target_url},
+            idempotent=False, with_headers=True,
+        )
+        created = body or {}
+        if isinstance(created.get("results"), list) and created["results"]:
+            created = created["results"][0]
+        sub_id, hook_secret = str(created.get("id") or ""), headers.get("X-Hook-Secret", "")
+        if not sub_id or not hook_secret:
+            raise ProlificValidationError("Prolific did not return the subscription's id and X-Hook-Secret.")
+        self.transport.request("POST", f"hooks/subscriptions/{sub_id}/", json={"secret": hook_secret}, idempotent=True)
+        return created
+
+    def hook_subscription_delete(self, subscription_id: str) -> None:
+        """``DELETE /hooks/subscriptions/{id}/`` (deleting twice gives a 404)."""
+        self.transport.request("DELETE", f"hooks/subscriptions/{subscription_id}/", idempotent=True)
+
+    # --- workspaces ----------------------------------------------------------------------
+
+    def workspace_balance(self, workspace_id: str) -> dict[str, Any]:
+        """``GET /workspaces/{id}/balance/``: ``currency_code``, ``total_balance`` and
+        ``available_balance`` (minor units; available = not yet assigned to active studies),
+        with their ``*_breakdown`` into rewards, fees and VAT."""
+        return self.transport.request("GET", f"workspaces/{workspace_id}/balance/", idempotent=True)
+
+    # --- messages ------------------------------------------------------------------------
+
+    def message_send(self, *, study_id: str, participant_ids: Iterable[str], body: str) -> Any:
+        """Send ``body`` to participants about the study: ``POST /messages/`` (``recipient_id``)
+        for one, ``POST /messages/bulk/`` (``ids``) for several; both with ``study_id``.
+
+        **Never retried**: a retry could deliver the message twice. Raises
+        :class:`ProlificValidationError` for an empty body or no recipient.
+        """
+        ids = list(dict.fromkeys(str(i) for i in participant_ids if i))
+        text = (body or "").strip()
+        if not ids or not text:
+            raise ProlificValidationError("A message needs a recipient and a text.")
+        if len(ids) == 1:
+            payload: dict[str, Any] = {"recipient_id": ids[0], "body": text, "study_id": study_id}
+            return self.transport.request("POST", "messages/", json=payload, idempotent=False)
+        payload = {"ids": ids, "body": text, "study_id": study_id}
+        return self.transport.request("POST", "messages/bulk/", json=payload, idempotent=False)
 
     # --- bonuses -------------------------------------------------------------------------
 

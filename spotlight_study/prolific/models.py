@@ -5,6 +5,9 @@
 - :class:`Submission` mirrors each Prolific submission's status (pulled by the sync, pushed by
   the webhook). Its ``id`` on Prolific is the ``SESSION_ID`` a participant arrived with.
 - :class:`WebhookEvent` records every webhook delivery once (unique ``X-Event-ID``).
+- :class:`ScreenOut` is one paid screen-out, recorded before it is sent.
+- :class:`Message` is one message sent through Prolific (recipients by pseudonym).
+- :class:`Demographics` is one submission's row of the demographic export, by pseudonym.
 - :class:`BonusPayment` is one bulk bonus: drafted (dry run), set up on Prolific, then paid.
   ``pay_sent_at`` is written and committed *before* the pay request goes out, so a crash or an
   error can never lead to paying twice.
@@ -20,7 +23,7 @@ from django.db import models
 from spotlight_study.participation.models import Participant
 from spotlight_study.studies.models import Study
 
-from .payloads import REJECTION_CATEGORIES, REJECTION_MESSAGE_MIN_CHARS
+from .payloads import REJECTION_CATEGORIES, REJECTION_MESSAGE_MIN_CHARS, SCREEN_OUT_MIN_MINOR_UNITS
 from .statuses import STATUS_RANK  # noqa: F401  (re-exported; the order lives in statuses.py)
 
 
@@ -47,6 +50,10 @@ class ProlificStudy(models.Model):
     study = models.OneToOneField(Study, on_delete=models.CASCADE, related_name="prolific")
     prolific_id = models.CharField(max_length=24, blank=True, db_index=True)
     prolific_status = models.CharField(max_length=30, blank=True)
+    prolific_status_at = models.DateTimeField(
+        null=True, blank=True,
+        help_text="When Prolific's study status was last observed (webhook study.status.change).",
+    )
     description = models.TextField(blank=True, help_text="Shown to participants on Prolific.")
     reward_minor_units = models.PositiveIntegerField(
         default=0, help_text="Reward per participant in minor currency units (pence, cents)."
@@ -69,6 +76,11 @@ class ProlificStudy(models.Model):
         max_length=30, blank=True, choices=[(c, c) for c in REJECTION_CATEGORIES]
     )
     rejection_message = models.TextField(blank=True)
+    screen_out_reward_minor_units = models.PositiveIntegerField(
+        default=0,
+        help_text="Paid screen-out for failed instruction checks under the study's 'end' policy, "
+        "in minor units (0: no screen-outs). At least 10 and below the reward.",
+    )
     external_study_url = models.URLField(max_length=500, blank=True)
     last_synced_at = models.DateTimeField(null=True, blank=True)
     unknown_statuses = models.JSONField(
@@ -94,18 +106,34 @@ class ProlificStudy(models.Model):
     def __str__(self) -> str:
         return f"{self.study.slug} on Prolific ({self.prolific_id or 'not created'})"
 
+    @property
+    def screens_out(self) -> bool:
+        """Whether failed instruction checks end with Prolific's paid screen-out: a screen-out
+        reward is set and the study ends the session on a failed check (``end`` policy)."""
+        return bool(self.screen_out_reward_minor_units) and (
+            self.study.failed_check_policy == Study.FailedCheckPolicy.END
+        )
+
     def clean(self) -> None:
-        """A rejecting review needs a category and a message of at least 100 characters."""
+        """A rejecting review needs a category and a message of at least 100 characters; a
+        screen-out reward is at least Prolific's minimum and below the study's reward."""
+        errors = {}
+        if self.screen_out_reward_minor_units and not (
+            SCREEN_OUT_MIN_MINOR_UNITS <= self.screen_out_reward_minor_units < self.reward_minor_units
+        ):
+            errors["screen_out_reward_minor_units"] = (
+                f"A screen-out pays at least {SCREEN_OUT_MIN_MINOR_UNITS} minor units and less than "
+                "the reward (Prolific's rule)."
+            )
         if self.failed_check_review == self.FailedCheckReview.REJECT:
-            errors = {}
             if self.rejection_category not in REJECTION_CATEGORIES:
                 errors["rejection_category"] = "Choose Prolific's rejection category."
             if len(self.rejection_message.strip()) < REJECTION_MESSAGE_MIN_CHARS:
                 errors["rejection_message"] = (
                     f"Prolific requires at least {REJECTION_MESSAGE_MIN_CHARS} characters."
                 )
-            if errors:
-                raise ValidationError(errors)
+        if errors:
+            raise ValidationError(errors)
 
 
 class Submission(models.Model):
@@ -235,3 +263,109 @@ class BonusPayment(models.Model):
     def total_major(self) -> str:
         """The total in major units, e.g. ``"12.50"``."""
         return f"{Decimal(self.total_minor_units) / 100:.2f}"
+
+
+class Demographics(models.Model):
+    """One submission's row of Prolific's demographic export, held for the paper's sample.
+
+    Stored by submission (``submission_id``) and joined to the participant by ``pseudonym``
+    only (:func:`~spotlight_study.participation.selectors.participant_pseudonym` of the PID):
+    the Prolific ID itself is never stored here. Only rows whose pseudonym belongs to a
+    participant of the study are kept. ``age`` is in years; the text fields are as Prolific wrote
+    them, ``""`` when missing (expired or withdrawn answers); ``extra`` holds any other column
+    Prolific returned (requested screeners), keyed by normalised header.
+    """
+
+    prolific_study = models.ForeignKey(
+        ProlificStudy, on_delete=models.CASCADE, related_name="demographics"
+    )
+    submission_id = models.CharField(max_length=64)
+    pseudonym = models.CharField(max_length=20, db_index=True)
+    age = models.PositiveSmallIntegerField(null=True, blank=True)
+    sex = models.CharField(max_length=60, blank=True)
+    country_of_residence = models.CharField(max_length=100, blank=True)
+    first_language = models.CharField(max_length=100, blank=True)
+    nationality = models.CharField(max_length=100, blank=True)
+    country_of_birth = models.CharField(max_length=100, blank=True)
+    ethnicity = models.CharField(max_length=100, blank=True)
+    student_status = models.CharField(max_length=100, blank=True)
+    employment_status = models.CharField(max_length=100, blank=True)
+    extra = models.JSONField(default=dict, blank=True)
+    fetched_at = models.DateTimeField()
+
+    class Meta:
+        verbose_name_plural = "demographics"
+        ordering = ["prolific_study", "pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["prolific_study", "submission_id"], name="demographics_unique_submission"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"demographics of {self.pseudonym}"
+
+
+class ScreenOut(models.Model):
+    """One paid screen-out sent to Prolific (``POST /studies/{id}/screen-out-submissions/``).
+
+    Written and committed with ``sent_at`` *before* the request goes out, like a bonus payment:
+    a screen-out pays the participant, so it is never sent twice. ``amount_minor_units`` is the
+    study's screen-out reward at the time; ``outcome`` is ``sent`` (answer pending), ``done`` or
+    ``failed`` (with ``error``; check Prolific before doing anything).
+    """
+
+    class Outcome(models.TextChoices):
+        SENT = "sent", "Sent, answer pending"
+        DONE = "done", "Screened out"
+        FAILED = "failed", "Request failed: check Prolific"
+
+    prolific_study = models.ForeignKey(
+        ProlificStudy, on_delete=models.CASCADE, related_name="screen_outs"
+    )
+    submission_id = models.CharField(max_length=64, unique=True)
+    participant = models.ForeignKey(
+        Participant, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    amount_minor_units = models.PositiveIntegerField()
+    outcome = models.CharField(max_length=10, choices=Outcome.choices, default=Outcome.SENT)
+    error = models.TextField(blank=True)
+    sent_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["prolific_study", "pk"]
+
+    def __str__(self) -> str:
+        return f"screen-out {self.pk} ({self.outcome})"
+
+
+class Message(models.Model):
+    """One message sent to participants through Prolific's messages API.
+
+    ``recipients`` are the participants' pseudonyms (never their Prolific IDs); ``template`` is
+    the key of :data:`~.messages.MESSAGE_TEMPLATES` or ``custom``; ``body`` the text sent. The
+    row is committed with ``outcome`` ``sent`` before the request (a message is never sent
+    twice), then becomes ``done`` or ``failed`` (with ``error``).
+    """
+
+    class Outcome(models.TextChoices):
+        SENT = "sent", "Sent, answer pending"
+        DONE = "done", "Delivered to Prolific"
+        FAILED = "failed", "Failed"
+
+    prolific_study = models.ForeignKey(ProlificStudy, on_delete=models.CASCADE, related_name="messages")
+    recipients = models.JSONField(default=list)
+    template = models.CharField(max_length=30)
+    body = models.TextField()
+    outcome = models.CharField(max_length=10, choices=Outcome.choices, default=Outcome.SENT)
+    error = models.TextField(blank=True)
+    sent_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    sent_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-sent_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"message {self.pk} ({self.template}, {len(self.recipients)} recipient(s))"

@@ -7,6 +7,8 @@ built from and turned into JSON by :class:`~.client.ProlificClient`.
 """
 from __future__ import annotations
 
+import csv
+import io
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -43,6 +45,8 @@ REJECTION_CATEGORIES = (
     "OTHER",
 )
 REJECTION_MESSAGE_MIN_CHARS = 100
+# Prolific's smallest screen-out payment, in minor units (0.10 GBP; Prolific: "in-study screening").
+SCREEN_OUT_MIN_MINOR_UNITS = 10
 # Prolific recommends at most 1,000 ids per bulk-approve request.
 BULK_APPROVE_MAX_IDS = 1000
 
@@ -188,3 +192,114 @@ def validate_rejection(*, rejection_category: str, message: str) -> None:
             f"The rejection message must be at least {REJECTION_MESSAGE_MIN_CHARS} characters "
             f"(it has {len((message or '').strip())})."
         )
+
+
+# --- the demographic export ----------------------------------------------------------------
+
+# Values Prolific writes where a participant's answer is not available (expired or withdrawn).
+DEMOGRAPHIC_MISSING_VALUES = frozenset({"", "DATA_EXPIRED", "CONSENT_REVOKED", "NONE", "N/A"})
+# Fields of the demographic export (Prolific: "Export demographic data", basic data) that the
+# platform keeps, by their normalised header; the first header found wins. ``Language`` is the
+# export's name for the first language.
+DEMOGRAPHIC_FIELDS: dict[str, tuple[str, ...]] = {
+    "age": ("age",),
+    "sex": ("sex",),
+    "country_of_residence": ("country_of_residence", "current_country_of_residence"),
+    "first_language": ("first_language", "language"),
+    "nationality": ("nationality",),
+    "country_of_birth": ("country_of_birth",),
+    "ethnicity": ("ethnicity_simplified", "ethnicity"),
+    "student_status": ("student_status",),
+    "employment_status": ("employment_status",),
+}
+# Columns of the export that are about the submission, not the participant: not kept (the
+# platform measures times itself, by its own clock).
+DEMOGRAPHIC_SUBMISSION_COLUMNS = frozenset({
+    "submission_id", "participant_id", "status", "submission_status", "custom_study_tncs_accepted_at",
+    "started_at", "completed_at", "reviewed_at", "archived_at", "time_taken", "time_taken_seconds",
+    "completion_code", "entered_code", "total_approvals",
+})
+
+
+def demographic_header(name: str) -> str:
+    """A column name of the export normalised: ``"Country of residence"`` ->
+    ``"country_of_residence"`` (lower case, runs of other characters as one ``_``)."""
+    return "_".join("".join(c if c.isalnum() else " " for c in name.strip().lower()).split())
+
+
+@dataclass(frozen=True)
+class DemographicRecord:
+    """One row of a study's demographic export.
+
+    ``submission_id`` and ``participant_id`` (the PID) identify it; the caller turns the PID into
+    a pseudonym and does not keep it. ``age`` is in whole years or ``None``; the other fields of
+    :data:`DEMOGRAPHIC_FIELDS` are text as Prolific wrote it, ``""`` when missing
+    (:data:`DEMOGRAPHIC_MISSING_VALUES`). ``extra`` holds every other column Prolific returned
+    (the answers to screeners that were requested), keyed by normalised header.
+    """
+
+    submission_id: str
+    participant_id: str
+    age: int | None = None
+    sex: str = ""
+    country_of_residence: str = ""
+    first_language: str = ""
+    nationality: str = ""
+    country_of_birth: str = ""
+    ethnicity: str = ""
+    student_status: str = ""
+    employment_status: str = ""
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_row(cls, row: dict[str, str]) -> "DemographicRecord":
+        """Build from one CSV row keyed by the export's headers (any case or spacing).
+
+        Raises :class:`ProlificValidationError` if the row has no submission id; an age that is
+        not a whole number of years in 0-130 is kept as ``None``.
+        """
+        cells = {demographic_header(k): clean_demographic(v) for k, v in row.items() if k is not None}
+        submission_id = cells.get("submission_id", "")
+        if not submission_id:
+            raise ProlificValidationError("A row of the demographic export has no submission id.")
+        values: dict[str, Any] = {}
+        used = set(DEMOGRAPHIC_SUBMISSION_COLUMNS)
+        for name, headers in DEMOGRAPHIC_FIELDS.items():
+            found = next((h for h in headers if h in cells), None)
+            used.update(headers)
+            values[name] = cells.get(found, "") if found else ""
+        age = values.pop("age")
+        return cls(
+            submission_id=submission_id,
+            participant_id=cells.get("participant_id", ""),
+            age=int(age) if age.isdigit() and int(age) <= 130 else None,
+            extra={k: v for k, v in cells.items() if k not in used and k},
+            **values,
+        )
+
+
+def clean_demographic(value: Any) -> str:
+    """A cell of the export as stripped text, ``""`` for Prolific's missing-value markers."""
+    text = "" if value is None else str(value).strip()
+    return "" if text.upper() in DEMOGRAPHIC_MISSING_VALUES else text
+
+
+def parse_demographic_export(text: str) -> list[DemographicRecord]:
+    """The rows of a demographic export (CSV text with a header row), in file order.
+
+    A row repeated for the same submission keeps its last occurrence. Raises
+    :class:`ProlificValidationError` if the text has no submission id column or a row lacks one.
+    """
+    reader = csv.DictReader(io.StringIO(text.lstrip("\ufeff"), newline=""))
+    headers = [demographic_header(h) for h in (reader.fieldnames or [])]
+    if "submission_id" not in headers:
+        raise ProlificValidationError(
+            "The demographic export has no 'Submission id' column; Prolific answered something else."
+        )
+    records: dict[str, DemographicRecord] = {}
+    for row in reader:
+        if not any((v or "").strip() for v in row.values() if isinstance(v, str)):
+            continue
+        record = DemographicRecord.from_row(row)
+        records[record.submission_id] = record
+    return list(records.values())

@@ -18,8 +18,8 @@ from spotlight_study.compiled_sql import SENTINEL_INT, PreparedQuery
 from spotlight_study.participation.selectors import participant_pseudonym
 from spotlight_study.studies.models import Study
 
-from .payloads import CompletionCode, StudyDraft
-from .models import BonusPayment, ProlificStudy, Submission
+from .payloads import DEMOGRAPHIC_FIELDS, CompletionCode, StudyDraft
+from .models import BonusPayment, Demographics, ProlificStudy, Submission
 from .statuses import STATUS_RANK
 
 # Prolific statuses that free a participant's place in their cell.
@@ -69,7 +69,9 @@ def completion_codes(prolific_study: ProlificStudy) -> tuple[CompletionCode, ...
 
     - completed: ``MANUALLY_REVIEW`` (default) or ``AUTOMATICALLY_APPROVE``;
     - failed instruction check (``FAILED_ATTENTION_CHECK``): ``REQUEST_RETURN`` when review asks
-      for returns, otherwise ``MANUALLY_REVIEW`` (a rejection is the researcher's decision);
+      for returns, otherwise ``MANUALLY_REVIEW`` (a rejection is the researcher's decision); when
+      the study screens out (:attr:`~.models.ProlificStudy.screens_out`), the same code is
+      Prolific's ``FIXED_SCREENOUT`` type with ``FIXED_SCREEN_OUT_PAYMENT``;
     - no consent: ``REQUEST_RETURN``.
 
     With a participant group, the completed and failed-check codes also add the participant to
@@ -91,6 +93,12 @@ def completion_codes(prolific_study: ProlificStudy) -> tuple[CompletionCode, ...
             actions=({"action": prolific_study.completed_action},) + add,
         ),
         CompletionCode(
+            code=study.failed_check_code,
+            code_type="FIXED_SCREENOUT",
+            actions=({"action": "FIXED_SCREEN_OUT_PAYMENT"},) + add,
+        )
+        if prolific_study.screens_out
+        else CompletionCode(
             code=study.failed_check_code,
             code_type="FAILED_ATTENTION_CHECK",
             actions=({"action": failed},) + add,
@@ -209,13 +217,15 @@ def review_summary(study: Study) -> dict[str, Any]:
         ``status_counts`` (``{status: n}`` in life-cycle order), ``to_approve`` and
         ``failed_checks`` (counts of submissions review would act on), ``bonus_payments``
         (the latest five), ``last_synced_at``, ``unknown_statuses`` (``[(status as received,
-        last seen datetime)]``, latest first: statuses Prolific sent that were left unapplied).
+        last seen datetime)]``, latest first: statuses Prolific sent that were left unapplied),
+        ``demographics_stored`` (participants with stored demographics) and
+        ``demographics_fetched_at`` (when they were fetched, or ``None``).
     """
     ps = prolific_study_for(study)
     if ps is None:
         return {"linked": False, "prolific": None, "status_counts": {}, "to_approve": 0,
                 "failed_checks": 0, "bonus_payments": [], "last_synced_at": None,
-                "unknown_statuses": []}
+                "unknown_statuses": [], "demographics_stored": 0, "demographics_fetched_at": None}
     counts = Counter(Submission.objects.filter(prolific_study=ps).values_list("status", flat=True))
     ordered = dict(sorted(counts.items(), key=lambda kv: (STATUS_RANK.get(kv[0], 9), kv[0])))
     return {
@@ -227,6 +237,9 @@ def review_summary(study: Study) -> dict[str, Any]:
         "bonus_payments": list(BonusPayment.objects.filter(prolific_study=ps)[:5]),
         "last_synced_at": ps.last_synced_at,
         "unknown_statuses": unknown_statuses(ps),
+        "demographics_stored": Demographics.objects.filter(prolific_study=ps).count(),
+        "demographics_fetched_at": Demographics.objects.filter(prolific_study=ps)
+        .order_by("-fetched_at").values_list("fetched_at", flat=True).first(),
     }
 
 
@@ -256,3 +269,14 @@ def participants_to_verify(prolific_study: ProlificStudy) -> QuerySet[Participan
     return Participant.objects.filter(study=prolific_study.study).exclude(
         Q(prolific_session_id__in=checked.values("submission_id"))
     )
+
+
+def demographics_by_pseudonym(*, study: Study) -> dict[str, dict[str, Any]]:
+    """``{pseudonym: {field: value}}`` of the study's stored demographics (see
+    :class:`~.models.Demographics`): the fields of :data:`~.payloads.DEMOGRAPHIC_FIELDS` (``age``
+    an int or ``None``, the others text, ``""`` when missing) and ``extra`` (a dict). A
+    participant with several submissions gets the row fetched last. Empty when never fetched."""
+    out: dict[str, dict[str, Any]] = {}
+    for d in Demographics.objects.filter(prolific_study__study=study).order_by("pk"):
+        out[d.pseudonym] = {**{name: getattr(d, name) for name in DEMOGRAPHIC_FIELDS}, "extra": d.extra}
+    return out

@@ -69,6 +69,16 @@ def error_from_response(response: httpx.Response, method: str, path: str) -> Pro
     )
 
 
+def _decoded(response: httpx.Response) -> Any:
+    """A successful answer's body: JSON decoded, ``None`` when empty, else the text."""
+    if not response.content:
+        return None
+    try:
+        return response.json()
+    except ValueError:
+        return response.text
+
+
 class ProlificTransport:
     """Requests to Prolific's API over one httpx connection pool.
 
@@ -143,8 +153,10 @@ class ProlificTransport:
         idempotent: bool,
         json: Any = None,
         params: dict[str, Any] | None = None,
+        with_headers: bool = False,
     ) -> Any:
-        """Send one request; return the decoded JSON body (``None`` when empty, text if not JSON).
+        """Send one request; return the decoded JSON body (``None`` when empty, text if not JSON),
+        or ``(body, response headers)`` with ``with_headers`` (a subscription's ``X-Hook-Secret``).
 
         ``path`` is relative to ``base_url`` or an absolute URL on the same host (next links).
         Retries only when ``idempotent`` is true. Raises :class:`~.errors.ProlificAPIError` or
@@ -165,12 +177,8 @@ class ProlificTransport:
                 self._sleep(delay)
                 continue
             if response.is_success:
-                if not response.content:
-                    return None
-                try:
-                    return response.json()
-                except ValueError:
-                    return response.text
+                body = _decoded(response)
+                return (body, response.headers) if with_headers else body
             error = error_from_response(response, method, path)
             if last or not error.retryable:
                 raise error

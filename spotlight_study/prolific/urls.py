@@ -13,6 +13,8 @@ urlpatterns = [
     path("webhook/", views.webhook, name="webhook"),
     path("<slug:slug>/", views.review, name="review"),
     path("<slug:slug>/sync/", views.sync, name="sync"),
+    path("<slug:slug>/demographics/", views.demographics, name="demographics"),
+    path("<slug:slug>/message/", views.message, name="message"),
     # One review view; the URL names the service it runs.
     path("<slug:slug>/approve/", views.review_action, {"service": submissions_approve_completed}, name="approve"),
     path(

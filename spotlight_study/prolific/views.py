@@ -34,6 +34,8 @@ from .errors import ProlificError, ProlificServiceError, WebhookEventInvalid
 from .forms import BonusCSVForm
 from .models import BonusPayment
 from .services.bonuses import bonus_payment_draft, bonus_payment_pay
+from .services.demographics import demographics_fetch
+from .services.messages import message_send
 from .services.review import ReviewReport
 from .services.submissions import submissions_sync
 from .services.webhook import webhook_event_receive
@@ -146,6 +148,39 @@ def sync(request: HttpRequest, slug: str) -> HttpResponse:
         )
 
     return _run(request, slug, action)
+
+
+@researcher_required
+@require_POST
+def demographics(request: HttpRequest, slug: str) -> HttpResponse:
+    """Fetch Prolific's demographic export of the study now (replaces the stored one)."""
+    return _run(request, slug, lambda ps: demographics_fetch(prolific_study_id=ps.pk).message())
+
+
+@researcher_required
+@require_POST
+def message(request: HttpRequest, slug: str) -> HttpResponse:
+    """Send a message through Prolific to one participant (pseudonym) or a group; back to the
+    review page or the monitor (``back``)."""
+    study = study_get_or_404(slug=slug, with_settings=False)
+    ps = _linked_or_redirect(request, study)
+    if ps is not None:
+        try:
+            sent = message_send(
+                prolific_study_id=ps.pk, template=request.POST.get("template", ""),
+                pseudonym=request.POST.get("pseudonym", ""), status_filter=request.POST.get("group", ""),
+                custom_text=request.POST.get("text", ""), sent_by=request.user,
+            )
+        except (ProlificServiceError, ProlificError) as exc:
+            messages.error(request, f"{exc} Nothing was sent.")
+        else:
+            if sent.outcome == sent.Outcome.DONE:
+                messages.success(request, f"Message sent to {len(sent.recipients)} participant(s).")
+            else:
+                messages.error(request, f"Prolific did not take the message: {sent.error}")
+    if request.POST.get("back") == "monitor":
+        return redirect("researcher:monitor", slug=slug)
+    return redirect("prolific:review", slug=slug)
 
 
 def _review_message(report: ReviewReport) -> str:

@@ -25,8 +25,10 @@ from spotlight_study.results.exports import (
     PARTICIPANTS_COLUMNS,
     RESPONSES_COLUMNS,
     SURVEY_COLUMNS,
+    SCREENER_PREFIX,
     csv_write,
     export_rows,
+    participant_columns,
 )
 from spotlight_study.studies.models import Setting, Study
 
@@ -103,6 +105,18 @@ _PARTICIPANTS_DOC = {
     "assignment_seed": "seed of the random tie-break of the balanced assignment",
     "assignment_counts": "per-cell counts the assignment saw, cell=count;...",
     "pilot": "1 for a simulated pilot participant, else 0",
+    # From Prolific's demographic export (manage.py prolific_demographics), joined by pseudonym;
+    # empty when not fetched, not answered, or expired on Prolific (DATA_EXPIRED).
+    "age": "age in years (Prolific demographic export); empty if not fetched or not given",
+    "sex": "sex as recorded on legal/official documents, as Prolific reports it (Female, Male, "
+    "...); empty if not fetched or not given",
+    "country_of_residence": "current country of residence (Prolific demographic export)",
+    "first_language": "first language (Prolific demographic export, column Language)",
+    "nationality": "nationality (Prolific demographic export)",
+    "country_of_birth": "country of birth (Prolific demographic export)",
+    "ethnicity": "simplified ethnicity (Prolific demographic export, Ethnicity simplified)",
+    "student_status": "student status (Prolific demographic export)",
+    "employment_status": "employment status (Prolific demographic export)",
 }
 _WIDE_SETTING_DOC = {
     "condition": "condition of this setting's task",
@@ -197,7 +211,12 @@ def column_descriptions(
     for name, columns in columns_by_file.items():
         described = []
         for column in columns:
-            if name in fixed:
+            if column.startswith(SCREENER_PREFIX) and name.startswith("participants"):
+                meaning = (
+                    f"answer to the screener {column[len(SCREENER_PREFIX):]} requested in "
+                    "Prolific's demographic export"
+                )
+            elif name in fixed:
                 meaning = fixed[name].get(column)
             elif column in wide_participant:
                 meaning = wide_participant[column]
@@ -273,7 +292,7 @@ def results_zip(*, study: Study, include_pilot: bool = False) -> bytes:
     files = {
         "responses.csv": (RESPONSES_COLUMNS, rows["responses"]),
         "survey.csv": (SURVEY_COLUMNS, rows["survey"]),
-        "participants.csv": (PARTICIPANTS_COLUMNS, rows["participants"]),
+        "participants.csv": (participant_columns(rows["participants"]), rows["participants"]),
         "participants_wide.csv": (wide_columns, wide),
     }
     readme = readme_text(

@@ -31,6 +31,7 @@ from spotlight_study.studies.schema import parse_study_file, validate_study_data
 from spotlight_study.studies.selectors import study_design_warnings
 
 from .public_address import address_problems
+from .launch_prolific import balance_item, reward_item
 
 GO = "go"
 WARNING = "warning"
@@ -301,9 +302,10 @@ def launch_check(
     -------
     LaunchReport
         Items in this order: token patterns, design, completion codes, Prolific link, webhook
-        secret, annotators, study URL, study address (loopback, private or plain-HTTP
-        addresses warn; only with a base URL), abandonment timeout, pilot, status (and, if real
-        participants have consented, a note that the study is frozen; on a platform where
+        secret, reward per hour and (with ``check_url``) the workspace balance
+        (:mod:`.launch_prolific`), annotators, study URL, study address (loopback, private or
+        plain-HTTP addresses warn; only with a base URL), abandonment timeout, pilot, status (and,
+        if real participants have consented, a note that the study is frozen; on a platform where
         Premise cannot run, a warning naming c-TF-IDF).
     """
     report = LaunchReport(subject=study.slug)
@@ -311,6 +313,10 @@ def launch_check(
     _design_items(report, study_design_warnings(study))
     _codes_item(report, study.completion_code, study.failed_check_code, study.no_consent_code)
     _prolific_items(report, study)
+    ps = ProlificStudy.objects.filter(study=study).first()
+    for item in (reward_item(study, ps), balance_item(study, ps) if check_url else None):
+        if item is not None:
+            report.add(*item)
     _annotators_item(report, study)
     base = base_url or settings.PROLIFIC_STUDY_BASE_URL
     if check_url:

@@ -17,9 +17,14 @@ from spotlight_study.csvsafe import neutralize
 from spotlight_study.participation import flags as quality_flags
 from spotlight_study.participation.models import Participant
 from spotlight_study.participation.selectors import participant_pseudonym
+from spotlight_study.prolific.payloads import DEMOGRAPHIC_FIELDS
+from spotlight_study.prolific.selectors import demographics_by_pseudonym
 from spotlight_study.results.selectors import export_data
 from spotlight_study.studies.models import Setting, Study
 
+#: The demographic columns of ``participants.csv``, from Prolific's demographic export
+#: (``manage.py prolific_demographics``); empty where not fetched or not answered.
+DEMOGRAPHIC_COLUMNS = list(DEMOGRAPHIC_FIELDS)
 RESPONSES_COLUMNS = [
     "participant", "setting", "condition", "position", "cell", "answer", "served_at", "answered_at",
     "time_on_task_ms", "paste_count", "paste_chars", "hidden_ms", "blur_count", "serve_count",
@@ -31,7 +36,10 @@ PARTICIPANTS_COLUMNS = [
     "participant", "cell", "cell_plan", "status", "started", "finished", "consented",
     "instruction_check_passed", "training_answer", "comment", "assignment_seed",
     "assignment_counts", "pilot",
+    *DEMOGRAPHIC_COLUMNS,
 ]
+#: Prefix of the columns of answers to screeners requested in Prolific's demographic export.
+SCREENER_PREFIX = "screener_"
 
 
 def _iso(value) -> str:
@@ -117,6 +125,7 @@ def export_rows(*, study: Study, include_pilot: bool = False) -> dict[str, list[
         for r in answers
         if r.answered_at and r.setting__kind == Setting.Kind.MAIN
     )
+    demographics = demographics_by_pseudonym(study=study)
     responses, survey, people = [], [], []
     for p in data.participants:
         pseudonym = participant_pseudonym(study=study, prolific_pid=p.prolific_pid)
@@ -134,7 +143,9 @@ def export_rows(*, study: Study, include_pilot: bool = False) -> dict[str, list[
                 )
             )
         survey += _survey_rows(data.survey.get(p.pk, ()), pseudonym, int(p.is_pilot))
-        people.append(_participant_row(p, pseudonym, training[-1].answer if training else ""))
+        person = _participant_row(p, pseudonym, training[-1].answer if training else "")
+        person.update(_demographic_cells(demographics.get(pseudonym)))
+        people.append(person)
     return {"responses": responses, "survey": survey, "participants": people}
 
 
@@ -209,6 +220,23 @@ def _participant_row(p: Participant, pseudonym: str, training_answer: str) -> di
     }
 
 
+def _demographic_cells(d: dict | None) -> dict:
+    """The demographic cells of one participant (empty without a stored row), with each extra
+    column Prolific returned as ``screener_<name>``."""
+    if d is None:
+        return {c: "" for c in DEMOGRAPHIC_COLUMNS}
+    cells = {c: "" if d[c] is None else d[c] for c in DEMOGRAPHIC_COLUMNS}
+    cells.update({f"{SCREENER_PREFIX}{k}": v for k, v in sorted(d["extra"].items())})
+    return cells
+
+
+def participant_columns(people: Iterable[Mapping]) -> list[str]:
+    """The columns of ``participants.csv`` for these rows: :data:`PARTICIPANTS_COLUMNS`, then
+    the ``screener_*`` columns any row has (sorted)."""
+    extra = sorted({k for row in people for k in row if k.startswith(SCREENER_PREFIX)})
+    return [*PARTICIPANTS_COLUMNS, *extra]
+
+
 def csv_write(fh, columns: list[str], rows: Iterable[Mapping]) -> None:
     """Write the header ``columns``, then each row's cells in that order, to the text file
     ``fh`` (opened with ``newline=""``): the bytes :class:`~spotlight_study.csvsafe.SafeDictWriter`
@@ -234,7 +262,7 @@ def results_export(
     columns = {
         "responses": RESPONSES_COLUMNS,
         "survey": SURVEY_COLUMNS,
-        "participants": PARTICIPANTS_COLUMNS,
+        "participants": participant_columns(rows["participants"]),
     }
     paths = {}
     for name, cols in columns.items():

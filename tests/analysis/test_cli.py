@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[2]
 TABLES = {
     "identification", "identification_with_distractors", "identification_rates", "identification_by_position",
     "time_on_task", "outcomes", "likert", "likert_with_distractors", "likert_paired", "likert_paired_with_distractors",
-    "likert_distribution", "background", "exclusions",
+    "likert_distribution", "background", "exclusions", "participants",
 }
 FIGURES = {"identification_rate", "likert", "background"}
 

@@ -3,7 +3,10 @@
 It implements the endpoints the platform uses with realistic payloads (Prolific's API
 reference): studies (create, get, transition), a study's submissions with ``_links.next``
 paging, one submission, submission transitions with Prolific's validation of rejections,
-request-return, bulk approve (at most 1,000 ids), bonus set-up and pay. Errors come in
+request-return, bulk approve (at most 1,000 ids), bonus set-up and pay, messages (one and bulk), a workspace's balance, webhook secrets and subscriptions (created,
+confirmed with ``X-Hook-Secret``, listed, deleted), paid screen-outs of
+ACTIVE submissions (the study needs a ``FIXED_SCREENOUT`` code), and the demographic
+export (CSV text, at most 15 filters and two different filter combinations per study). Errors come in
 Prolific's shape ``{"error": {"status", "error_code", "title", "detail"}}``, except unknown
 paths, which answer the flat ``{"detail": "Not found."}``.
 
@@ -12,6 +15,8 @@ request back from :attr:`FakeProlific.calls`.
 """
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 import secrets
@@ -24,6 +29,11 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 PREFIX = "/api/v1/"
+# The participant columns of Prolific's demographic export, after the submission columns.
+DEMOGRAPHIC_HEADERS = (
+    "Age", "Sex", "Ethnicity simplified", "Country of birth", "Country of residence",
+    "Nationality", "Language", "Student status", "Employment status",
+)
 
 
 @dataclass
@@ -50,6 +60,16 @@ class FakeProlific:
     studies: dict[str, dict] = field(default_factory=dict)
     submissions: dict[str, dict] = field(default_factory=dict)  # id -> submission
     bonuses: dict[str, dict] = field(default_factory=dict)
+    screen_outs: list[dict] = field(default_factory=list)  # bodies of accepted screen-outs
+    messages: list[dict] = field(default_factory=list)  # one per recipient of a sent message
+    balances: dict[str, int] = field(default_factory=dict)  # workspace id -> available (minor)
+    hook_secrets: dict[str, dict] = field(default_factory=dict)  # workspace id -> its secret
+    hook_subscriptions: dict[str, dict] = field(default_factory=dict)  # id -> subscription
+    hook_confirmations: dict[str, str] = field(default_factory=dict)  # id -> X-Hook-Secret
+    # study id -> the demographic rows of its export, keyed by Prolific's CSV headers.
+    demographics: dict[str, list[dict]] = field(default_factory=lambda: defaultdict(list))
+    # study id -> the distinct filter combinations exported so far (Prolific allows two).
+    demographic_exports: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     scripted: dict[tuple[str, str], list[tuple[int, Any, dict]]] = field(default_factory=lambda: defaultdict(list))
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -98,10 +118,11 @@ class FakeProlific:
         """How many requests matched (path without the /api/v1/ prefix)."""
         return sum(1 for c in self.calls if c.method == method and re.fullmatch(path_regex, c.path))
 
-    def add_study(self, study_id: str | None = None, status: str = "ACTIVE") -> str:
-        """A study that exists on Prolific (as if made in Prolific's app)."""
+    def add_study(self, study_id: str | None = None, status: str = "ACTIVE", places: int = 0) -> str:
+        """A study that exists on Prolific (as if made in Prolific's app), with ``places``."""
         study_id = study_id or secrets.token_hex(12)
-        self.studies[study_id] = {"id": study_id, "status": status, "name": "Existing study"}
+        self.studies[study_id] = {"id": study_id, "status": status, "name": "Existing study",
+                                  "total_available_places": places}
         return study_id
 
     def add_submission(
@@ -123,12 +144,31 @@ class FakeProlific:
         self.submissions[sub["id"]] = sub
         return sub
 
+    def add_demographics(self, study_id: str, submission: dict, **values: Any) -> dict:
+        """A row of ``study_id``'s demographic export for ``submission`` (from
+        :meth:`add_submission`). ``values`` by Prolific's header, e.g. ``Age="34"``,
+        ``Sex="Female"``, ``Country_of_residence="United Kingdom"`` (``_`` for a space); the
+        headers not given get ``DATA_EXPIRED``, as Prolific writes for unanswered questions."""
+        row = {
+            "Submission id": submission["id"], "Participant id": submission["participant_id"],
+            "Status": submission["status"], "Custom study tncs accepted at": "Not Applicable",
+            "Started at": submission["started_at"], "Completed at": submission["completed_at"] or "",
+            "Reviewed at": "", "Archived at": "", "Time taken": "733",
+            "Completion code": submission["study_code"] or "", "Total approvals": "120",
+        }
+        for header in DEMOGRAPHIC_HEADERS:
+            row[header] = "DATA_EXPIRED"
+        row.update({k.replace("_", " "): str(v) for k, v in values.items()})
+        self.demographics[study_id].append(row)
+        return row
+
     # --- serving -------------------------------------------------------------------------
 
     def _send(self, handler: BaseHTTPRequestHandler, status: int, body: Any, headers: dict | None = None) -> None:
-        data = b"" if body is None else json.dumps(body).encode()
+        # bytes are sent as they are (the CSV of the demographic export), the rest as JSON.
+        data = body if isinstance(body, bytes) else b"" if body is None else json.dumps(body).encode()
         handler.send_response(status)
-        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Type", "text/csv" if isinstance(body, bytes) else "application/json")
         handler.send_header("Content-Length", str(len(data)))
         for k, v in (headers or {}).items():
             handler.send_header(k, v)
@@ -180,8 +220,14 @@ class FakeProlific:
         if (g := m(r"studies/([0-9a-f]{24})/", path)) and method == "GET":
             study = self.studies.get(g[1])
             return (200, study, {}) if study else (404, self.error(404, 140404, "Not found", "No such study."), {})
+        if (g := m(r"studies/([0-9a-f]{24})/", path)) and method == "PATCH":
+            return self._study_update(g[1], body or {})
         if (g := m(r"studies/([0-9a-f]{24})/transition/", path)) and method == "POST":
             return self._study_transition(g[1], body or {})
+        if (g := m(r"studies/([0-9a-f]{24})/demographic-export/", path)) and method == "POST":
+            return self._demographic_export(g[1], body or {})
+        if (g := m(r"studies/([0-9a-f]{24})/screen-out-submissions/", path)) and method == "POST":
+            return self._screen_out(g[1], body or {})
         if (g := m(r"studies/([0-9a-f]{24})/submissions/", path)) and method == "GET":
             return self._submission_page(g[1], (query.get("page") or ["1"])[0])
         if (g := m(r"submissions/([0-9a-f]{24})/", path)) and method == "GET":
@@ -199,6 +245,18 @@ class FakeProlific:
             sub["return_requested"] = "2025-05-02T09:30:00Z"
             return 200, {"id": sub["id"], "status": sub["status"], "participant": sub["participant_id"],
                          "return_requested": sub["return_requested"]}, {}
+        if (g := m(r"workspaces/([0-9a-f]{24})/balance/", path)) and method == "GET":
+            if g[1] not in self.balances:
+                return 404, self.error(404, 140404, "Not found", "No such workspace."), {}
+            available = self.balances[g[1]]
+            return 200, {"currency_code": "GBP", "total_balance": available + 1000,
+                         "balance_breakdown": {"rewards": 0, "fees": 0, "vat": 0},
+                         "available_balance": available,
+                         "available_balance_breakdown": {"rewards": available, "fees": 0, "vat": 0}}, {}
+        if path.startswith("hooks/"):
+            return self._hooks(method, path, query, body or {})
+        if method == "POST" and path in ("messages/", "messages/bulk/"):
+            return self._message(path, body or {})
         if method == "POST" and path == "submissions/bulk-approve/":
             return self._bulk_approve(body or {})
         if method == "POST" and path == "submissions/bonus-payments/":
@@ -222,6 +280,117 @@ class FakeProlific:
         study = {**body, "id": study_id, "status": "UNPUBLISHED"}
         self.studies[study_id] = study
         return 201, study, {}
+
+    def _demographic_export(self, study_id: str, body: dict) -> tuple[int, Any, dict]:
+        if study_id not in self.studies:
+            return 404, self.error(404, 140404, "Not found", "No such study."), {}
+        filters = body.get("filters") or []
+        if not isinstance(filters, list) or len(filters) > 15:
+            return 400, self.error(400, 140100, "Request validation failed.",
+                                   {"filters": ["You may select up to 15 filters per export."]}), {}
+        combination = json.dumps(sorted(json.dumps(f, sort_keys=True) for f in filters))
+        done = self.demographic_exports[study_id]
+        if combination not in done:
+            if len(done) >= 2:
+                return 400, self.error(400, 140100, "Export limit reached.",
+                                       "You are limited to 2 different filter export requests."), {}
+            done.append(combination)
+        rows = self.demographics.get(study_id) or []
+        out = io.StringIO(newline="")
+        headers = list(rows[0]) if rows else ["Submission id", "Participant id", "Status", *DEMOGRAPHIC_HEADERS]
+        writer = csv.DictWriter(out, fieldnames=headers, lineterminator="\r\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        return 200, out.getvalue().encode(), {}
+
+    def _screen_out(self, study_id: str, body: dict) -> tuple[int, Any, dict]:
+        study = self.studies.get(study_id)
+        if study is None:
+            return 404, self.error(404, 140404, "Not found", "No such study."), {}
+        codes = study.get("completion_codes")
+        if codes is not None and not any(c.get("code_type") == "FIXED_SCREENOUT" for c in codes):
+            return 400, self.error(400, 140100, "Bad request",
+                                   "This study has no FIXED_SCREENOUT completion code."), {}
+        ids = body.get("submission_ids") or []
+        bad = [i for i in ids if (self.submissions.get(i) or {}).get("study_id") != study_id
+               or self.submissions[i]["status"] != "ACTIVE"]
+        if not ids or bad or not isinstance(body.get("bonus_per_submission"), (int, float)):
+            return 400, self.error(400, 140100, "Request validation failed.",
+                                   {"submission_ids": [f"Not ACTIVE in this study: {', '.join(bad) or '-'}"]}), {}
+        for i in ids:
+            self.submissions[i]["status"] = "SCREENED OUT"
+        if body.get("increase_places"):
+            study["total_available_places"] = int(study.get("total_available_places") or 0) + len(ids)
+        self.screen_outs.append(dict(body))
+        return 200, {"submission_ids": ids}, {}
+
+    def _study_update(self, study_id: str, body: dict) -> tuple[int, Any, dict]:
+        study = self.studies.get(study_id)
+        if study is None:
+            return 404, self.error(404, 140404, "Not found", "No such study."), {}
+        published = study["status"] != "UNPUBLISHED"
+        allowed = {"internal_name", "total_available_places"} if published else set(body)
+        errors = {k: ["This field cannot be changed after publishing."] for k in body if k not in allowed}
+        places = body.get("total_available_places")
+        if places is not None and (not isinstance(places, int) or places < int(study.get("total_available_places") or 0)):
+            errors["total_available_places"] = ["You can only increase the number of places."]
+        if errors:
+            return 400, self.error(400, 140100, "Request validation failed.", errors), {}
+        study.update(body)
+        return 200, study, {}
+
+    def _message(self, path: str, body: dict) -> tuple[int, Any, dict]:
+        ids = [body.get("recipient_id")] if path == "messages/" else body.get("ids")
+        errors = {}
+        if not ids or not all(isinstance(i, str) and i for i in ids):
+            errors["ids" if path != "messages/" else "recipient_id"] = ["This field is required."]
+        if not (body.get("body") or "").strip():
+            errors["body"] = ["This field is required."]
+        if body.get("study_id") not in self.studies:
+            errors["study_id"] = ["Unknown study."]
+        if errors:
+            return 400, self.error(400, 140100, "Request validation failed.", errors), {}
+        for i in ids:
+            self.messages.append({"recipient_id": i, "body": body["body"], "study_id": body["study_id"]})
+        return (201, {"id": secrets.token_hex(12)}, {}) if path == "messages/" else (204, None, {})
+
+    def _hooks(self, method: str, path: str, query: dict, body: dict) -> tuple[int, Any, dict]:
+        workspace = (query.get("workspace_id") or [body.get("workspace_id")])[0]
+        if path == "hooks/secrets/" and method == "GET":
+            secret = self.hook_secrets.get(workspace)
+            return 200, {"results": [secret] if secret else []}, {}
+        if path == "hooks/secrets/" and method == "POST":
+            if not workspace:
+                return 400, self.error(400, 140100, "Request validation failed.", {"workspace_id": ["Required."]}), {}
+            self.hook_secrets[workspace] = {"id": secrets.token_hex(12), "value": secrets.token_urlsafe(32),
+                                            "workspace_id": workspace}
+            return 201, self.hook_secrets[workspace], {}
+        if path == "hooks/subscriptions/" and method == "GET":
+            return 200, {"results": [s for s in self.hook_subscriptions.values() if s["workspace_id"] == workspace]}, {}
+        if path == "hooks/subscriptions/" and method == "POST":
+            if workspace not in self.hook_secrets:
+                return 400, self.error(400, 140100, "Bad request", "Create a secret for the workspace first."), {}
+            if not str(body.get("target_url") or "").startswith("https://") or not body.get("event_type"):
+                return 400, self.error(400, 140100, "Request validation failed.",
+                                       {"target_url": ["An https URL is required."]}), {}
+            sub = {"id": secrets.token_hex(12), "event_type": body["event_type"], "target_url": body["target_url"],
+                   "workspace_id": workspace, "is_enabled": False}
+            self.hook_subscriptions[sub["id"]] = sub
+            self.hook_confirmations[sub["id"]] = secrets.token_hex(16)
+            return 201, sub, {"X-Hook-Secret": self.hook_confirmations[sub["id"]]}
+        if (g := re.fullmatch(r"hooks/subscriptions/([0-9a-f]{24})/", path)):
+            sub = self.hook_subscriptions.get(g[1])
+            if sub is None:
+                return 404, self.error(404, 140404, "Not found", "No such subscription."), {}
+            if method == "DELETE":
+                del self.hook_subscriptions[g[1]]
+                return 204, None, {}
+            if method == "POST":
+                if body.get("secret") != self.hook_confirmations.get(g[1]):
+                    return 400, self.error(400, 140100, "Bad request", "Wrong X-Hook-Secret."), {}
+                sub["is_enabled"] = True
+                return 200, sub, {}
+        return 404, {"detail": "Not found."}, {}
 
     def _study_transition(self, study_id: str, body: dict) -> tuple[int, Any, dict]:
         study = self.studies.get(study_id)

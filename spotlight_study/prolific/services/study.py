@@ -66,6 +66,7 @@ def prolific_study_configure(
     failed_check_review: str = ProlificStudy.FailedCheckReview.REQUEST_RETURN,
     rejection_category: str = "",
     rejection_message: str = "",
+    screen_out_reward_minor_units: int = 0,
 ) -> ProlificStudy:
     """Create or update the study's Prolific settings (nothing is sent to Prolific).
 
@@ -79,6 +80,9 @@ def prolific_study_configure(
         Prolific filters (``{"filter_id": ..., "selected_values": [...]}``).
     participant_group_id : str
         A participant group on Prolific; see :func:`selectors.completion_codes`.
+    screen_out_reward_minor_units : int
+        The paid screen-out of failed instruction checks under the ``end`` policy, in minor
+        units; 0 (default) for none (docs/prolific.md, "Screen-outs").
 
     Raises ``django.core.exceptions.ValidationError`` naming the bad field.
     """
@@ -96,6 +100,7 @@ def prolific_study_configure(
         ps.failed_check_review = failed_check_review
         ps.rejection_category = rejection_category
         ps.rejection_message = rejection_message
+        ps.screen_out_reward_minor_units = screen_out_reward_minor_units
         ps.full_clean()
         ps.save()
     return ps

@@ -20,6 +20,7 @@ from .. import webhooks
 from ..errors import WebhookEventInvalid
 from ..models import ProlificStudy, Submission, WebhookEvent
 from ..statuses import STATUS_RANK, TRANSIENT_STATUSES, status_display_name, status_normalize
+from .study_events import study_status_event_apply
 from .submissions import submission_status_apply, unknown_statuses_record
 
 logger = logging.getLogger(__name__)
@@ -96,6 +97,10 @@ def _event_prolific_study(resource_id: str, *, prolific_pid: str = "") -> Prolif
 def _apply_event(event: WebhookEvent, payload: dict[str, Any]) -> str:
     """Apply a stored event; returns its outcome (``ignored``, ``unknown_status``, ``unmatched``,
     or one of :func:`~.submissions.submission_status_apply`'s, ``created`` counted as ``applied``)."""
+    if event.event_type == "study.status.change" and event.resource_id:
+        return study_status_event_apply(
+            prolific_id=event.resource_id, raw_status=payload.get("status"), observed_at=event.sent_at
+        )
     if event.event_type != "submission.status.change" or not event.resource_id:
         return "ignored"
     if event.status not in STATUS_RANK:

@@ -48,6 +48,10 @@ class Command(BaseCommand):
         )
         parser.add_argument("--rejection-category", default="", choices=["", *REJECTION_CATEGORIES])
         parser.add_argument("--rejection-message", default="", help="At least 100 characters.")
+        parser.add_argument(
+            "--screen-out-reward-minor-units", type=int, default=0,
+            help="Paid screen-out of failed instruction checks under the 'end' policy (0: none).",
+        )
         parser.add_argument("--base-url", help="Public origin of this server (default PROLIFIC_STUDY_BASE_URL).")
 
     def handle(self, *args, slug: str, action: str, **o) -> None:
@@ -81,6 +85,7 @@ class Command(BaseCommand):
                 failed_check_review=o["failed_check_review"],
                 rejection_category=o["rejection_category"],
                 rejection_message=o["rejection_message"],
+                screen_out_reward_minor_units=o["screen_out_reward_minor_units"],
             )
             self.stdout.write(f"Prolific settings saved for '{study.slug}'.")
             return
