@@ -245,6 +245,15 @@ CACHES = {
     if _CACHE_URL
     else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "spotlight"}
 }
+# A Redis cache fails soft (spotlight_study/cache_backend.py): while Redis cannot be reached the
+# arrival limit and the API throttles let requests through, with one warning per
+# CACHE_OUTAGE_WARNING_SECONDS; connecting and each command give up after a second.
+if CACHES["default"]["BACKEND"] == "django.core.cache.backends.redis.RedisCache":
+    CACHES["default"]["BACKEND"] = "spotlight_study.cache_backend.FailSoftRedisCache"
+    CACHES["default"].setdefault("OPTIONS", {})
+    CACHES["default"]["OPTIONS"].setdefault("socket_connect_timeout", 1.0)
+    CACHES["default"]["OPTIONS"].setdefault("socket_timeout", 1.0)
+CACHE_OUTAGE_WARNING_SECONDS = env.int("CACHE_OUTAGE_WARNING_SECONDS", default=60)
 # New participants per client address (participation/ratelimit.py): "N/s", "N/m", "N/h", "N/d"
 # or "off". Over the limit an arrival gets a 429 page; resuming participants are not counted.
 ENTRY_RATE_LIMIT = env("ENTRY_RATE_LIMIT", default="30/m").strip().lower()
