@@ -321,6 +321,12 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["spotlight_study.accounts.roles.IsStaff"],
     # Both JSON APIs (the researcher API and the annotator API) answer errors in one shape.
     "EXCEPTION_HANDLER": "spotlight_study.api.exceptions.api_exception_handler",
+    # DRF's parsers, with JSON nested too deeply refused as a 400 (api/parsers.py).
+    "DEFAULT_PARSER_CLASSES": [
+        "spotlight_study.api.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     # The researcher API (docs/api.md): a token (`Authorization: Token <key>`) or the staff
     # session.
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -17,6 +17,9 @@ Rules, for every request that may carry a body (not GET or HEAD):
   makes of bytes that are not UTF-8) is refused. Uploaded files are left to the importers,
   which decode and check them with their own messages.
 
+A path with a NUL character (``%00``) is a 404 for every method: no address has one, and
+PostgreSQL would refuse it in the lookup with a 500.
+
 Other bodies (JSON) are left to their parsers, which refuse bytes that are not UTF-8; the APIs'
 exception handler (``spotlight_study.api.exceptions``) answers that with this module's
 :class:`Refusal`, the same 400 ``invalid_utf8`` a form body gets.
@@ -28,7 +31,7 @@ from collections.abc import Callable
 from urllib.parse import unquote_to_bytes
 
 from django.core.exceptions import BadRequest, RequestDataTooBig, SuspiciousOperation
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.http.multipartparser import MultiPartParserError
 from django.template.loader import render_to_string
 
@@ -160,6 +163,10 @@ class RequestHygieneMiddleware:
         Views exempt from CSRF that are not DRF views (the Prolific webhook) read and verify the
         raw body themselves, so their multipart bodies are left unread here.
         """
+        if "\x00" in request.path:
+            # No address of this site has NUL (slugs and ids are letters, digits, - and _), and
+            # PostgreSQL refuses NUL in a query: the page or the API's not_found, on any database.
+            raise Http404("No page at this address.")
         raw_body_view = getattr(view_func, "csrf_exempt", False) and not hasattr(view_func, "cls")
         try:
             check_request(request, parse_multipart=not raw_body_view)
