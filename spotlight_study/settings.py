@@ -25,18 +25,34 @@ environ.Env.read_env(BASE_DIR / ".env", overwrite=False) if (BASE_DIR / ".env").
 DEBUG = env.bool("DEBUG", default=False)
 
 
+def _strong_enough(key: str, source: str) -> str:
+    """``key``, unless DEBUG is off and it is weak by Django's own measure (``check --deploy``,
+    security.W009): under 50 characters, under 5 distinct ones, or a ``django-insecure-`` key.
+
+    Raises ImproperlyConfigured naming ``source`` (never the key).
+    """
+    if not DEBUG and (len(key) < 50 or len(set(key)) < 5 or key.startswith("django-insecure-")):
+        raise ImproperlyConfigured(
+            f"The SECRET_KEY from {source} is too weak ({len(key)} characters, {len(set(key))} "
+            "distinct): with DEBUG off it must have 50 or more random characters (python -c "
+            "\"import secrets; print(secrets.token_urlsafe(50))\")."
+        )
+    return key
+
+
 def _secret_key() -> str:
     """``SECRET_KEY``, else the key file ``scripts/serve.sh`` writes, else (DEBUG only) a dev key.
 
-    Raises ImproperlyConfigured with DEBUG off and no key: the public development key would let
-    anyone forge sessions, CSRF tokens and signed participant tokens.
+    Raises ImproperlyConfigured with DEBUG off and no key, or a weak one (:func:`_strong_enough`):
+    the public development key, or a short one, would let anyone forge sessions, CSRF tokens and
+    signed participant tokens.
     """
     key = env("SECRET_KEY", default="")
     if key:
-        return key
+        return _strong_enough(key, "SECRET_KEY")
     key_file = Path(env("SECRET_KEY_FILE", default=str(VAR_DIR / "secret_key")))
     if key_file.is_file() and key_file.read_text().strip():
-        return key_file.read_text().strip()
+        return _strong_enough(key_file.read_text().strip(), str(key_file))
     if DEBUG:
         return "django-insecure-local-only-set-SECRET_KEY-in-production"
     raise ImproperlyConfigured(
@@ -321,6 +337,9 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["spotlight_study.accounts.roles.IsStaff"],
     # Both JSON APIs (the researcher API and the annotator API) answer errors in one shape.
     "EXCEPTION_HANDLER": "spotlight_study.api.exceptions.api_exception_handler",
+    # JSON only, to browsers too: DRF's browsable API pages use inline styles and scripts that
+    # the site's Content-Security-Policy blocks. Swagger UI (/api/docs/) is the page for people.
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     # DRF's parsers, with JSON nested too deeply refused as a 400 (api/parsers.py).
     "DEFAULT_PARSER_CLASSES": [
         "spotlight_study.api.parsers.JSONParser",

@@ -25,6 +25,10 @@ Transport problems, for every request:
   here, or in a view or API parser) gets a 400, usually unseen, and one warning line without
   a traceback.
 
+On the participant's step pages (:data:`SINGLE_VALUED_FORM_VIEWS`) a form field sent more
+than once (``answer_0=a&answer_0=b``) is refused with a 400 page, as the entry link refuses a
+repeated parameter.
+
 A path with a NUL character (``%00``) is a 404 for every method: no address has one, and
 PostgreSQL would refuse it in the lookup with a 500.
 
@@ -60,6 +64,13 @@ TOO_LARGE = "What was sent is too large, so nothing was saved."
 MALFORMED = "The form data could not be read, so nothing was saved."
 BAD_LENGTH = "The request's Content-Length is not a number of bytes, so nothing was read."
 INCOMPLETE = "The connection ended before the whole request arrived, so nothing was saved."
+REPEATED = (
+    "A field of the form was sent more than once, so nothing was saved. "
+    "Please go back and send the page again."
+)
+#: The views whose forms refuse a repeated field (the participant's step pages); the entry
+#: link refuses a repeated parameter itself (participation/arrival.py).
+SINGLE_VALUED_FORM_VIEWS = frozenset({"participation:step"})
 _DECIMAL = re.compile(r"[0-9]{1,18}")
 #: A body refused as too large is read to its end (and dropped) up to this size, so that the
 #: client gets the 413 page instead of a connection reset (:func:`_drain`).
@@ -98,6 +109,13 @@ class ClientGone(Refusal):
     """The client hung up before sending the whole body (400; it is usually no longer there)."""
 
     code = "incomplete_body"
+
+
+class RepeatedField(Refusal):
+    """A participant form with a field sent more than once (400): Django would keep the last
+    value silently, and no participant form has a field that takes several values."""
+
+    code = "repeated_field"
 
 
 class BodyTooLarge(Refusal):
@@ -148,6 +166,14 @@ def _parse_form(request: HttpRequest) -> None:
         raise BodyTooLarge(TOO_LARGE) from None
     except (BadRequest, SuspiciousOperation, MultiPartParserError):
         raise MalformedForm(MALFORMED) from None
+
+
+def _check_single_valued(request: HttpRequest) -> None:
+    """Raise :class:`RepeatedField` if a form field of ``request`` was sent more than once."""
+    if request.method not in _BODYLESS_METHODS:
+        for values in request.POST.lists():
+            if len(values[1]) > 1:
+                raise RepeatedField(REPEATED)
 
 
 def _drain(request: HttpRequest) -> None:
@@ -241,6 +267,9 @@ class RequestHygieneMiddleware:
         raw_body_view = getattr(view_func, "csrf_exempt", False) and not hasattr(view_func, "cls")
         try:
             check_request(request, parse_multipart=not raw_body_view)
+            match = request.resolver_match
+            if match is not None and match.view_name in SINGLE_VALUED_FORM_VIEWS:
+                _check_single_valued(request)
         except Refusal as refusal:
             if isinstance(refusal, BodyTooLarge):
                 _drain(request)
