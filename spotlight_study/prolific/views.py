@@ -120,6 +120,7 @@ def review(request: HttpRequest, slug: str) -> HttpResponse:
             "study": study,
             "summary": summary,
             "rows": selectors.submission_rows(ps) if ps else [],
+            "disagreements": selectors.status_disagreements(prolific_study=ps) if ps else [],
             "bonus_form": BonusCSVForm(),
         },
     )
