@@ -327,6 +327,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "participation.sessions_clear_expired",
         "schedule": 60 * 60 * 6,
     },
+    # Stimulus jobs whose worker died resume by themselves (stimuli/services.py).
+    "stimuli-jobs-resume-stale": {
+        "task": "stimuli.jobs_resume_stale",
+        "schedule": env.int("STIMULI_RESUME_SWEEP_SECONDS", default=60),
+    },
     "prolific-sync-submissions": {
         "task": "prolific.submissions_sync_all",
         "schedule": env.int("PROLIFIC_SYNC_INTERVAL_SECONDS", default=300),
@@ -421,6 +426,14 @@ STIMULI_JOB_STALE_SECONDS = env.int("STIMULI_JOB_STALE_SECONDS", default=120)
 STIMULI_SPACY_PIPELINE = env("STIMULI_SPACY_PIPELINE", default="")
 # Long jobs: a worker takes one task at a time, so others are not stuck behind it.
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Redis redelivers an unacknowledged task (acks_late) after this many seconds. It must be longer
+# than the longest job (a generation of a few thousand outputs takes well under an hour), or a
+# running job's task would be delivered again meanwhile (harmless: the claim refuses it, but
+# wasteful). A job whose worker died is not left to this: beat resumes it once its heartbeat is
+# STIMULI_JOB_STALE_SECONDS old (docs/stimuli.md).
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT_SECONDS", default=6 * 60 * 60),
+}
 
 # Prolific IDs are personal data: every handler's formatter scrubs PROLIFIC_PID, STUDY_ID and
 # SESSION_ID values (and bare 24-hex Prolific IDs) from what it writes, and runserver's request
