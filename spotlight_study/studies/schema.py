@@ -193,6 +193,8 @@ class StudyFileSerializer(serializers.Serializer):
     maximum_minutes = serializers.IntegerField(min_value=1, max_value=1440)
     abandonment_timeout_minutes = serializers.IntegerField(min_value=1, max_value=1440)
     target_sample_size = serializers.IntegerField(min_value=1, max_value=100000)
+    # true: arrivals after the target is reached see "this study is full" (participation).
+    stop_at_target = serializers.BooleanField(required=False, default=False)
     min_answer_chars = serializers.IntegerField(min_value=1, max_value=5000, default=1)
     max_answer_chars = serializers.IntegerField(min_value=10, max_value=5000, default=5000)
     short_time_flag_seconds = serializers.IntegerField(min_value=0, max_value=3600, default=20)
