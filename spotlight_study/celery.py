@@ -20,9 +20,17 @@ runners follow too.
 import os
 
 from celery import Celery
+from celery.signals import worker_ready
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "spotlight_study.settings")
 
 app = Celery("spotlight_study")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@worker_ready.connect
+def _resume_stale_jobs_on_start(sender=None, **_kwargs) -> None:
+    """When a worker starts (after a crash, a deploy), resume at once the stimulus jobs whose
+    runner died, instead of waiting for beat's next sweep (``stimuli.jobs_resume_stale``)."""
+    sender.app.send_task("stimuli.jobs_resume_stale")

@@ -25,18 +25,34 @@ environ.Env.read_env(BASE_DIR / ".env", overwrite=False) if (BASE_DIR / ".env").
 DEBUG = env.bool("DEBUG", default=False)
 
 
+def _strong_enough(key: str, source: str) -> str:
+    """``key``, unless DEBUG is off and it is weak by Django's own measure (``check --deploy``,
+    security.W009): under 50 characters, under 5 distinct ones, or a ``django-insecure-`` key.
+
+    Raises ImproperlyConfigured naming ``source`` (never the key).
+    """
+    if not DEBUG and (len(key) < 50 or len(set(key)) < 5 or key.startswith("django-insecure-")):
+        raise ImproperlyConfigured(
+            f"The SECRET_KEY from {source} is too weak ({len(key)} characters, {len(set(key))} "
+            "distinct): with DEBUG off it must have 50 or more random characters (python -c "
+            "\"import secrets; print(secrets.token_urlsafe(50))\")."
+        )
+    return key
+
+
 def _secret_key() -> str:
     """``SECRET_KEY``, else the key file ``scripts/serve.sh`` writes, else (DEBUG only) a dev key.
 
-    Raises ImproperlyConfigured with DEBUG off and no key: the public development key would let
-    anyone forge sessions, CSRF tokens and signed participant tokens.
+    Raises ImproperlyConfigured with DEBUG off and no key, or a weak one (:func:`_strong_enough`):
+    the public development key, or a short one, would let anyone forge sessions, CSRF tokens and
+    signed participant tokens.
     """
     key = env("SECRET_KEY", default="")
     if key:
-        return key
+        return _strong_enough(key, "SECRET_KEY")
     key_file = Path(env("SECRET_KEY_FILE", default=str(VAR_DIR / "secret_key")))
     if key_file.is_file() and key_file.read_text().strip():
-        return key_file.read_text().strip()
+        return _strong_enough(key_file.read_text().strip(), str(key_file))
     if DEBUG:
         return "django-insecure-local-only-set-SECRET_KEY-in-production"
     raise ImproperlyConfigured(
@@ -246,6 +262,15 @@ CACHES = {
     if _CACHE_URL
     else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "spotlight"}
 }
+# A Redis cache fails soft (spotlight_study/cache_backend.py): while Redis cannot be reached the
+# arrival limit and the API throttles let requests through, with one warning per
+# CACHE_OUTAGE_WARNING_SECONDS; connecting and each command give up after a second.
+if CACHES["default"]["BACKEND"] == "django.core.cache.backends.redis.RedisCache":
+    CACHES["default"]["BACKEND"] = "spotlight_study.cache_backend.FailSoftRedisCache"
+    CACHES["default"].setdefault("OPTIONS", {})
+    CACHES["default"]["OPTIONS"].setdefault("socket_connect_timeout", 1.0)
+    CACHES["default"]["OPTIONS"].setdefault("socket_timeout", 1.0)
+CACHE_OUTAGE_WARNING_SECONDS = env.int("CACHE_OUTAGE_WARNING_SECONDS", default=60)
 # New participants per client address (participation/ratelimit.py): "N/s", "N/m", "N/h", "N/d"
 # or "off". Over the limit an arrival gets a 429 page; resuming participants are not counted.
 ENTRY_RATE_LIMIT = env("ENTRY_RATE_LIMIT", default="30/m").strip().lower()
@@ -311,6 +336,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "participation.sessions_clear_expired",
         "schedule": 60 * 60 * 6,
     },
+    # Stimulus jobs whose worker died resume by themselves (stimuli/services.py).
+    "stimuli-jobs-resume-stale": {
+        "task": "stimuli.jobs_resume_stale",
+        "schedule": env.int("STIMULI_RESUME_SWEEP_SECONDS", default=60),
+    },
     "prolific-sync-submissions": {
         "task": "prolific.submissions_sync_all",
         "schedule": env.int("PROLIFIC_SYNC_INTERVAL_SECONDS", default=300),
@@ -321,6 +351,15 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["spotlight_study.accounts.roles.IsStaff"],
     # Both JSON APIs (the researcher API and the annotator API) answer errors in one shape.
     "EXCEPTION_HANDLER": "spotlight_study.api.exceptions.api_exception_handler",
+    # JSON only, to browsers too: DRF's browsable API pages use inline styles and scripts that
+    # the site's Content-Security-Policy blocks. Swagger UI (/api/docs/) is the page for people.
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    # DRF's parsers, with JSON nested too deeply refused as a 400 (api/parsers.py).
+    "DEFAULT_PARSER_CLASSES": [
+        "spotlight_study.api.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     # The researcher API (docs/api.md): a token (`Authorization: Token <key>`) or the staff
     # session.
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -405,6 +444,14 @@ STIMULI_JOB_STALE_SECONDS = env.int("STIMULI_JOB_STALE_SECONDS", default=120)
 STIMULI_SPACY_PIPELINE = env("STIMULI_SPACY_PIPELINE", default="")
 # Long jobs: a worker takes one task at a time, so others are not stuck behind it.
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Redis redelivers an unacknowledged task (acks_late) after this many seconds. It must be longer
+# than the longest job (a generation of a few thousand outputs takes well under an hour), or a
+# running job's task would be delivered again meanwhile (harmless: the claim refuses it, but
+# wasteful). A job whose worker died is not left to this: beat resumes it once its heartbeat is
+# STIMULI_JOB_STALE_SECONDS old (docs/stimuli.md).
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT_SECONDS", default=6 * 60 * 60),
+}
 
 # Prolific IDs are personal data: every handler's formatter scrubs PROLIFIC_PID, STUDY_ID and
 # SESSION_ID values (and bare 24-hex Prolific IDs) from what it writes, and runserver's request
@@ -432,6 +479,9 @@ LOGGING = {
     "loggers": {
         "django.server": {"handlers": ["django.server"], "level": "INFO", "propagate": False},
         "django.request": {"filters": ["expected_forbidden"]},
+        # One line per label sent to the annotator API: its body shape and field names
+        # (annotation/views.py), at INFO whatever LOG_LEVEL says.
+        "spotlight_study.annotation.label_api": {"level": "INFO"},
     },
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="WARNING")},
 }

@@ -4,6 +4,8 @@ import secrets
 import subprocess
 import sys
 
+import pytest
+
 from .conftest import REPO
 
 
@@ -91,3 +93,24 @@ def test_the_key_file_written_by_serve_sh_is_used(tmp_path):
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == key
 
+
+
+@pytest.mark.parametrize("key", ["short-key", "a" * 49, "ab" * 40, "django-insecure-" + "x1y2z3" * 10])
+def test_a_weak_secret_key_refuses_to_start_when_debug_is_off(key):
+    """DEBUG off with a SECRET_KEY under 50 characters (or under 5 distinct, or django-insecure-): refused, naming the rule, not the key."""
+    result = _run_without_key(
+        sys.executable, "-c", "import django; from spotlight_study.wsgi import application",
+        DJANGO_SETTINGS_MODULE="spotlight_study.settings", SECRET_KEY=key,
+    )
+    assert result.returncode != 0
+    assert "ImproperlyConfigured: The SECRET_KEY from SECRET_KEY is too weak" in result.stderr
+    assert "50 or more random characters" in result.stderr and key not in result.stderr
+
+
+def test_a_weak_key_is_accepted_with_debug_on():
+    """DEBUG=true: a short development key still starts."""
+    result = _run_without_key(
+        sys.executable, "-c", "import django; from spotlight_study.wsgi import application",
+        DJANGO_SETTINGS_MODULE="spotlight_study.settings", SECRET_KEY="dev", DEBUG="true",
+    )
+    assert result.returncode == 0, result.stderr

@@ -53,13 +53,25 @@ class LabelOutSerializer(serializers.Serializer):
     updated_at = serializers.DateTimeField()
 
 
+class RequiredBooleanField(serializers.BooleanField):
+    """A yes/no field that must be sent in every body shape.
+
+    DRF's ``BooleanField`` reads a field missing from a form or multipart body as ``False``
+    (an unticked HTML checkbox sends nothing), so ``identified=1`` alone would store "No" for
+    the other two answers. Here a missing field is "This field is required." as in JSON.
+    """
+
+    default_empty_html = serializers.empty
+
+
 class LabelInSerializer(serializers.Serializer):
     """A label sent by an annotator. ``new_tags`` are added to the setting's codebook;
-    ``base_revision`` (optional) is the revision the client last read, see ``LabelAPI``."""
+    ``base_revision`` (optional) is the revision the client last read, see ``LabelAPI``.
+    The three yes/no fields are required in JSON, form and multipart bodies alike."""
 
-    identified = serializers.BooleanField()
-    surface_difference = serializers.BooleanField()
-    no_difference = serializers.BooleanField()
+    identified = RequiredBooleanField()
+    surface_difference = RequiredBooleanField()
+    no_difference = RequiredBooleanField()
     tags = serializers.ListField(
         child=serializers.CharField(max_length=60), required=False, default=list, max_length=100
     )

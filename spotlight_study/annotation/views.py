@@ -8,6 +8,8 @@ it exists. The pilot annotation round (:mod:`.pilot_round`) has its own queue pa
 
 from __future__ import annotations
 
+import logging
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -545,6 +547,23 @@ class ItemAPI(_AnnotatorAPI):
         return Response(self._payload(item, request.user))
 
 
+label_api_logger = logging.getLogger("spotlight_study.annotation.label_api")
+
+
+def _log_label_body(request, item_id: str) -> None:
+    """One INFO line per label sent to the API: the body's shape (json, form or multipart)
+    and the names of the fields it had, never their values, so that a label's origin can be
+    traced in the log (issue 26: before, a label from a form body missing a yes/no field could
+    not be told from one that said "No")."""
+    content_type = request.content_type or ""
+    shape = {"application/json": "json", "application/x-www-form-urlencoded": "form",
+             "multipart/form-data": "multipart"}.get(content_type, content_type[:40] or "none")
+    names = ",".join(sorted(str(k)[:40] for k in request.data.keys())) if hasattr(request.data, "keys") else ""
+    label_api_logger.info(
+        "label API: annotator %s, item %s, body %s, fields %s", request.user.pk, item_id, shape, names
+    )
+
+
 class LabelAPI(_AnnotatorAPI):
     """``PUT`` (or ``POST``): save the annotator's label of an item; returns the item and label.
 
@@ -556,6 +575,7 @@ class LabelAPI(_AnnotatorAPI):
         study = study_get_or_404(slug=slug, with_settings=False)
         serializer = LabelInSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        _log_label_body(request, item_id)
         label_save(
             study=study,
             annotator=request.user,

@@ -17,7 +17,7 @@ from spotlight_study.studies.models import Study
 from spotlight_study.studies.plan import StudyPlan, study_plan_of
 
 from .arrival import expected_study_ids
-from .errors import SessionInUse, StudyNotOpen, WrongStudy
+from .errors import SessionInUse, StudyFull, StudyNotOpen, WrongStudy
 from .models import Participant
 from spotlight_study.compiled_sql import SENTINEL_INT, SENTINEL_STR, PreparedQuery, rows_insert
 from .selectors import cell_counts
@@ -34,6 +34,11 @@ _PID_OR_SESSION = PreparedQuery(
     study_id=SENTINEL_INT,
     prolific_pid=SENTINEL_STR,
     session_id=SENTINEL_STR + "s",
+)
+STUDY_FULL = (
+    "Thank you for your interest: all places in this study have been taken, so nothing was "
+    "recorded. Please return your submission on Prolific (\"Return submission\" on the study's "
+    "page in your Prolific account); returning a study that is full costs you nothing."
 )
 
 
@@ -71,6 +76,11 @@ def assignment_create(
         If another PID of this study already arrived with ``prolific_session_id``.
     StudyNotOpen
         If the study is not live and the PID has not taken part yet.
+    StudyFull
+        If the study has ``stop_at_target`` and the places held (completed participants and
+        those in progress within the abandonment timeout, :func:`selectors.cell_counts`) reach
+        ``target_sample_size``. A participant in progress may still finish after the timeout
+        and then counts too, so a study (and a cell) can end one or more over the target.
 
     Nothing is created when an error is raised.
 
@@ -120,6 +130,8 @@ def assignment_create(
                 "This study is not accepting participants at the moment."
             )
         counts = cell_counts(study=plan, n_cells=len(cells), now=now)
+        if plan.stop_at_target and sum(counts.values()) >= plan.target_sample_size:
+            raise StudyFull(STUDY_FULL)
         seed = secrets.randbits(62)
         least = min(counts.values())
         tied = sorted(i for i, n in counts.items() if n == least)

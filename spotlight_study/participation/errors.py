@@ -36,6 +36,18 @@ class ArrivalRefused(ParticipationError):
     title = "This study link cannot be used"
 
 
+class StudyFull(ArrivalRefused):
+    """The study stops at its target (``stop_at_target``) and the places held reach it.
+
+    A polite page (200), not an error: the participant did nothing wrong. Prolific's way for a
+    participant who gets no place is to return the submission, which costs them nothing.
+    """
+
+    code = "study_full"
+    http_status = 200
+    title = "This study is full"
+
+
 class WrongStudy(ArrivalRefused):
     """``STUDY_ID`` is not the Prolific study this study is linked to."""
 

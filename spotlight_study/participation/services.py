@@ -483,7 +483,7 @@ def survey_item_keys(
 
 
 def participant_prolific_status_set(
-    *, participant_id: int, status: str, now: datetime | None = None
+    *, participant_id: int, status: str, now: datetime | None = None, replace_ended: bool = False
 ) -> bool:
     """Record that Prolific returned, timed out or rejected the participant's submission.
 
@@ -495,7 +495,10 @@ def participant_prolific_status_set(
       export show the new status, since all three read it from this row. A completed
       participant's answers are kept (Prolific does not count the submission, so the place is
       filled again; whether to analyse those answers is the researcher's choice);
-    - failed check, no consent, or an earlier Prolific status: unchanged (they hold no place).
+    - returned, timed out or rejected -> another of the three, only with ``replace_ended``: the
+      participant follows their submission, whose later status by Prolific's own time won (one
+      truth, docs/prolific.md); without it, unchanged;
+    - failed check or no consent: unchanged (they hold no place).
 
     ``finished_at`` is set if empty. Returns whether the status changed. Raises ``ValueError``
     for another status and ``Participant.DoesNotExist`` for an unknown id.
@@ -510,7 +513,8 @@ def participant_prolific_status_set(
     now = now or timezone.now()
     with transaction.atomic():
         p = Participant.objects.select_for_update().get(pk=participant_id)
-        if p.status not in (Participant.Status.IN_PROGRESS, Participant.Status.COMPLETED):
+        movable = (Participant.Status.IN_PROGRESS, Participant.Status.COMPLETED)
+        if p.status == status or p.status not in (movable + ended if replace_ended else movable):
             return False
         p.status = status
         p.finished_at = p.finished_at or now

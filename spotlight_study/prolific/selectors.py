@@ -22,11 +22,14 @@ from .payloads import DEMOGRAPHIC_FIELDS, CompletionCode, StudyDraft
 from .models import BonusPayment, Demographics, ProlificStudy, Submission
 from .statuses import STATUS_RANK
 
-# Prolific statuses that free a participant's place in their cell.
+# Prolific statuses that free a participant's place in their cell, and the participant's status
+# they give. A screened-out participant leaves as one who returned (their submission row keeps
+# SCREENED OUT): either way Prolific does not count the place, so it is freed at once.
 FREEING_STATUSES = {
     "RETURNED": Participant.Status.RETURNED,
     "TIMED-OUT": Participant.Status.TIMED_OUT,
     "REJECTED": Participant.Status.REJECTED,
+    "SCREENED OUT": Participant.Status.RETURNED,
 }
 # A submission still running or accepted: another submission of the same PID must not end them.
 LIVE_STATUSES = ("RESERVED", "ACTIVE", "AWAITING REVIEW", "APPROVED")
@@ -280,3 +283,39 @@ def demographics_by_pseudonym(*, study: Study) -> dict[str, dict[str, Any]]:
     for d in Demographics.objects.filter(prolific_study__study=study).order_by("pk"):
         out[d.pseudonym] = {**{name: getattr(d, name) for name in DEMOGRAPHIC_FIELDS}, "extra": d.extra}
     return out
+
+
+def status_disagreements(*, prolific_study: ProlificStudy) -> list[dict[str, str]]:
+    """Participants whose status here disagrees with their submission's on Prolific.
+
+    The rule (docs/prolific.md): the submission holds Prolific's latest status by Prolific's own
+    time, and a participant ended by Prolific has the status that submission gives
+    (:data:`FREEING_STATUSES`). What can still disagree, and is listed here for the review page:
+    a participant ended here (returned, timed out, rejected) whose submission Prolific later
+    approved or reopened; or a submission that ended on Prolific while the participant kept their
+    status because the same PID has another live submission. Each entry: ``pseudonym``,
+    ``participant_status``, ``submission_status``. One query (and the salt's, once).
+    """
+    ended_here = set(FREEING_STATUSES.values())
+    rows = (
+        Submission.objects.filter(prolific_study=prolific_study, participant__isnull=False)
+        .select_related("participant", "prolific_study__study")
+        .order_by("participant_id")
+    )
+    found = []
+    for sub in rows:
+        p = sub.participant
+        expected = FREEING_STATUSES.get(sub.status)
+        if expected is not None:
+            agrees = p.status == expected or p.status not in (
+                Participant.Status.IN_PROGRESS, Participant.Status.COMPLETED, *ended_here
+            )
+        else:
+            agrees = p.status not in ended_here
+        if not agrees:
+            found.append({
+                "pseudonym": participant_pseudonym(study=prolific_study.study, prolific_pid=p.prolific_pid),
+                "participant_status": p.status,
+                "submission_status": sub.status,
+            })
+    return found

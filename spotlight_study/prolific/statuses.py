@@ -41,12 +41,17 @@ def status_normalize(value: object) -> str | None:
 
     Case, surrounding whitespace and the separators between words (spaces, hyphens,
     underscores, in any number) do not matter: ``"timed_out"``, ``" Timed-Out "`` and
-    ``"TIMED OUT"`` all give ``"TIMED-OUT"``; ``"returned"`` gives ``"RETURNED"``. A transient
+    ``"TIMED OUT"`` all give ``"TIMED-OUT"``; ``"returned"`` gives ``"RETURNED"``, and so does
+    ``"RETURNED\u200b"`` (characters that are not printable, such as a zero-width space, are
+    ignored). A transient
     status gives its canonical name too (``"PROCESSING"``); callers skip those. Anything that is
     not a string, or is empty, gives ``None``.
     """
     if not isinstance(value, str):
         return None
+    # Invisible characters (a zero-width space, a byte-order mark) are dropped first, as
+    # status_display_name drops them: the webhook and the sync then read a status alike.
+    value = "".join(ch for ch in value if ch.isprintable() or ch.isspace())
     return _CANONICAL.get(_key(value)) if value.strip() else None
 
 

@@ -73,7 +73,10 @@ def webhook(request: HttpRequest) -> HttpResponse:
     )
     if sent is None:
         return JsonResponse({"detail": "Stale or invalid timestamp."}, status=400)
-    payload = webhooks.payload_parse(body)
+    try:
+        payload = webhooks.payload_parse(body)
+    except webhooks.UnstorableNumber as exc:
+        return JsonResponse({"detail": f"The body has a number no database stores: {exc}."}, status=400)
     if payload is None:
         return JsonResponse({"detail": "The body must be a JSON object."}, status=400)
     event_id = webhooks.strip_unstorable(request.headers.get(webhooks.EVENT_ID_HEADER, "")).strip()[:100]
@@ -119,6 +122,7 @@ def review(request: HttpRequest, slug: str) -> HttpResponse:
             "study": study,
             "summary": summary,
             "rows": selectors.submission_rows(ps) if ps else [],
+            "disagreements": selectors.status_disagreements(prolific_study=ps) if ps else [],
             "bonus_form": BonusCSVForm(),
         },
     )

@@ -96,12 +96,44 @@ def signature_valid(*, secret: str, timestamp: str, body: bytes, signature_heade
     return reserialized is not None and reserialized != body and signs(reserialized)
 
 
+class UnstorableNumber(ValueError):
+    """A JSON number no database stores: ``NaN``, ``Infinity``, one that overflows a float
+    (``1e400``) or an integer of more digits than Python converts (4,300)."""
+
+
+def _refuse_constant(name: str):
+    raise UnstorableNumber(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise UnstorableNumber(f"{text[:20]} is too large a number")
+    return value
+
+
+def _bounded_int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:  # more digits than sys.get_int_max_str_digits()
+        raise UnstorableNumber(f"an integer of {len(text)} digits is too large a number") from None
+
+
 def payload_parse(body: bytes) -> dict[str, Any] | None:
-    """A verified body as a JSON object, or ``None`` if it is not one (or nests too deeply)."""
+    """A verified body as a JSON object, or ``None`` if it is not one (or nests too deeply).
+
+    Raises :class:`UnstorableNumber` for ``NaN``, ``±Infinity``, a number beyond a float's
+    range or an integer of over 4,300 digits: PostgreSQL's ``jsonb`` refuses the first three
+    and SQLite's ``JSON_VALID`` check too, so the event is refused on either database alike.
+    """
     if not json_depth_within(body):
         return None
     try:
-        payload = json.loads(body)
+        payload = json.loads(
+            body, parse_constant=_refuse_constant, parse_float=_finite_float, parse_int=_bounded_int
+        )
+    except UnstorableNumber:
+        raise
     except (ValueError, RecursionError):
         return None
     return payload if isinstance(payload, dict) else None

@@ -32,6 +32,9 @@ from pathlib import PurePath
 from .errors import OutputImportError
 
 FORMATS = ("auto", "json", "jsonl", "csv", "text")
+#: The longest CSV field the csv module reads (its default `field_size_limit`, 128 KiB); a longer
+#: one is refused naming its line. No output is near it (answers are capped far lower).
+CSV_FIELD_MAX_BYTES = csv.field_size_limit()
 _EXTENSIONS = {
     ".json": "json",
     ".jsonl": "jsonl",
@@ -264,23 +267,42 @@ def _jsonl_rows(text: str, *, name: str, field_name: str, group_field: str) -> l
 
 
 def _csv_rows(text: str, *, name: str, column: str, group_column: str) -> list[tuple[str, str]]:
+    """``(text, group)`` per CSV row; a field over :data:`CSV_FIELD_MAX_BYTES` (the csv
+    module's limit), or any other CSV error, is refused naming the line its row starts on."""
     reader = csv.DictReader(io.StringIO(text, newline=""))
-    header = reader.fieldnames or []
+    started = 1  # the line the record being read starts on
+
+    def refuse(exc: csv.Error) -> OutputImportError:
+        if "field larger than field limit" in str(exc):
+            return OutputImportError(
+                f"{name}, line {started}: a field is over {CSV_FIELD_MAX_BYTES // 1024} KiB "
+                "(the limit of one CSV field); nothing was imported."
+            )
+        return OutputImportError(f"{name}, line {started} is not valid CSV ({exc}).")
+
+    try:
+        header = reader.fieldnames or []
+    except csv.Error as exc:
+        raise refuse(exc) from None
     for needed in [column] + ([group_column] if group_column else []):
         if needed not in header:
             shown = ", ".join(header) if header else "none"
             raise OutputImportError(f"{name} has no column '{needed}' (columns: {shown}).")
     rows = []
-    try:
-        for row in reader:
-            rowno = reader.line_num
-            value = row.get(column)
-            if value is None:
-                raise OutputImportError(f"{name}, line {rowno} has no value in column '{column}'.")
-            value = _text(value, where=f"{name}, line {rowno}, column '{column}'")
-            rows.append((value, (row.get(group_column) or "").strip() if group_column else ""))
-    except csv.Error as exc:
-        raise OutputImportError(f"{name} is not a valid CSV file ({exc}).") from None
+    while True:
+        started = reader.line_num + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            raise refuse(exc) from None
+        rowno = started
+        value = row.get(column)
+        if value is None:
+            raise OutputImportError(f"{name}, line {rowno} has no value in column '{column}'.")
+        value = _text(value, where=f"{name}, line {rowno}, column '{column}'")
+        rows.append((value, (row.get(group_column) or "").strip() if group_column else ""))
     return rows
 
 

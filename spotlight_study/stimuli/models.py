@@ -28,6 +28,11 @@ class JobStatus(models.TextChoices):
 
 
 ACTIVE_STATUSES = (JobStatus.QUEUED, JobStatus.RUNNING)
+#: The error of a queued job that could not be sent to the Celery broker (``jobs/runner.py``).
+WAITING_FOR_BROKER = (
+    "Waiting for the job queue (the Celery broker cannot be reached). The job is sent as soon "
+    "as the broker is back; Resume sends it again now."
+)
 
 
 class Job(models.Model):

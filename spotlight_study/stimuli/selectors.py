@@ -14,6 +14,7 @@ from django.utils.safestring import SafeString, mark_safe
 from .mining import contains_pattern
 from .models import (
     ACTIVE_STATUSES,
+    WAITING_FOR_BROKER,
     GenerationJob,
     JobStatus,
     MinedPattern,
@@ -38,6 +39,11 @@ def job_is_stale(job, *, now=None) -> bool:
     return last is None or now - last > timedelta(seconds=settings.STIMULI_JOB_STALE_SECONDS)
 
 
+def job_is_waiting_for_broker(job) -> bool:
+    """Whether a queued job could not be sent to the broker (``jobs/runner.py:job_send``)."""
+    return job.status == JobStatus.QUEUED and job.error == WAITING_FOR_BROKER
+
+
 def jobs_to_run(*, now=None) -> list[tuple[str, int]]:
     """``(kind, id)`` of jobs waiting for a runner: queued, or running but stale. Oldest first."""
     now = now or timezone.now()
@@ -53,7 +59,8 @@ def job_progress(job, *, kind: str) -> dict:
     """A job's progress as plain data (the JSON progress view returns exactly this).
 
     Keys: ``kind``, ``id``, ``status``, ``stage``, ``done``, ``total``, ``error``, ``stale``
-    (see :func:`job_is_stale`), ``started_at``, ``finished_at`` (ISO 8601 or ``None``).
+    (see :func:`job_is_stale`), ``waiting_for_broker`` (:func:`job_is_waiting_for_broker`),
+    ``started_at``, ``finished_at`` (ISO 8601 or ``None``).
     """
     return {
         "kind": kind,
@@ -64,6 +71,7 @@ def job_progress(job, *, kind: str) -> dict:
         "total": job.total,
         "error": job.error,
         "stale": job_is_stale(job),
+        "waiting_for_broker": job_is_waiting_for_broker(job),
         "started_at": job.started_at.isoformat() if job.started_at else None,
         "finished_at": job.finished_at.isoformat() if job.finished_at else None,
     }

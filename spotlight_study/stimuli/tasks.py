@@ -18,6 +18,7 @@ from .jobs.generation_run import generation_job_run
 from .jobs.mining_run import mining_job_run
 from .jobs.retry import CELERY_RETRY_OPTIONS
 from .jobs.runner import JobKind
+from .jobs.sweep import jobs_resume_stale
 from .models import GenerationJob, MiningJob
 
 
@@ -53,5 +54,13 @@ GENERATION = JobKind(
     retries_transient=True,
 )
 MINING = JobKind(name="mining", model=MiningJob, run=mining_job_run, task=mining_job_run_task)
+
+
+@shared_task(name="stimuli.jobs_resume_stale")
+def jobs_resume_stale_task() -> list:
+    """Resume jobs whose worker died and send again those the broker missed
+    (:func:`~.jobs.sweep.jobs_resume_stale`); beat runs it every minute, each worker on start.
+    Returns the ``[kind, id]`` pairs resumed."""
+    return [list(pair) for pair in jobs_resume_stale(KINDS)]
 #: The stimuli job kinds by name (``run_stimulus_jobs --job NAME:ID``, the job pages' URLs).
 KINDS = {kind.name: kind for kind in (GENERATION, MINING)}

@@ -172,6 +172,7 @@ def study_file_data(study: Study) -> dict[str, Any]:
         "maximum_minutes": lambda: study.maximum_minutes,
         "abandonment_timeout_minutes": lambda: study.abandonment_timeout_minutes,
         "target_sample_size": lambda: study.target_sample_size,
+        "stop_at_target": lambda: study.stop_at_target,
         "min_answer_chars": lambda: study.min_answer_chars,
         "max_answer_chars": lambda: study.max_answer_chars,
         "short_time_flag_seconds": lambda: study.short_time_flag_seconds,

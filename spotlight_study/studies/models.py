@@ -74,6 +74,10 @@ class Study(models.Model):
         help_text="An in-progress participant older than this no longer holds a place in a cell.",
     )
     target_sample_size = models.PositiveIntegerField(default=48)
+    stop_at_target = models.BooleanField(
+        default=False,
+        help_text="Turn away new arrivals once the places held reach the target sample size.",
+    )
     min_answer_chars = models.PositiveIntegerField(default=1)
     max_answer_chars = models.PositiveIntegerField(default=5000)
     short_time_flag_seconds = models.PositiveIntegerField(

@@ -114,6 +114,7 @@ class StudyPlan:
     maximum_minutes: int
     abandonment_timeout_minutes: int
     target_sample_size: int
+    stop_at_target: bool
     min_answer_chars: int
     max_answer_chars: int
     short_time_flag_seconds: int
@@ -190,6 +191,7 @@ def plan_compile(study: Study) -> StudyPlan:
         maximum_minutes=study.maximum_minutes,
         abandonment_timeout_minutes=study.abandonment_timeout_minutes,
         target_sample_size=study.target_sample_size,
+        stop_at_target=study.stop_at_target,
         min_answer_chars=study.min_answer_chars,
         max_answer_chars=study.max_answer_chars,
         short_time_flag_seconds=study.short_time_flag_seconds,

@@ -15,6 +15,7 @@ import yaml
 from rest_framework import serializers
 
 from .content import pattern_problems
+from .file_limits import FileLimitError, data_check, file_size_check, json_int, yaml_load_checked
 from .errors import StudyFileError
 from .models import Condition, Study
 from .rules import abandonment_timeout_too_short, completion_code_clashes
@@ -204,6 +205,8 @@ class StudyFileSerializer(serializers.Serializer):
     maximum_minutes = serializers.IntegerField(min_value=1, max_value=1440)
     abandonment_timeout_minutes = serializers.IntegerField(min_value=1, max_value=1440)
     target_sample_size = serializers.IntegerField(min_value=1, max_value=100000)
+    # true: arrivals after the target is reached see "this study is full" (participation).
+    stop_at_target = serializers.BooleanField(required=False, default=False)
     min_answer_chars = serializers.IntegerField(min_value=1, max_value=5000, default=1)
     max_answer_chars = serializers.IntegerField(min_value=10, max_value=5000, default=5000)
     short_time_flag_seconds = serializers.IntegerField(min_value=0, max_value=3600, default=20)
@@ -434,6 +437,9 @@ def _flatten(detail: Any, prefix: str = "") -> dict[str, list[str]]:
     return out
 
 
+_LIMITS = "(see the size limits under \"Defining a study\" in README.md)."
+
+
 class DuplicateKey(ValueError):
     """A key given twice in one mapping of a study file (YAML and JSON would keep the last)."""
 
@@ -481,6 +487,7 @@ def parse_study_file(path: str | Path) -> dict[str, Any]:
     """
     path = Path(path)
     try:
+        file_size_check(path.stat().st_size)
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise StudyFileError({"(file)": [f"No such file: {path}"]}) from None
@@ -488,17 +495,24 @@ def parse_study_file(path: str | Path) -> dict[str, Any]:
         raise StudyFileError({"(file)": [f"Not UTF-8 text: {exc}"]}) from None
     except OSError as exc:
         raise StudyFileError({"(file)": [f"Cannot read {path}: {exc.strerror}"]}) from None
+    except FileLimitError as exc:
+        raise StudyFileError({"(file)": [f"{path.name}: {exc} {_LIMITS}"]}) from None
     if not text.strip():
         raise StudyFileError({"(file)": [f"The file is empty: {path}"]})
     try:
         if path.suffix.lower() == ".json":
-            data = json.loads(text, object_pairs_hook=_json_object_without_duplicates)
+            data = json.loads(text, object_pairs_hook=_json_object_without_duplicates, parse_int=json_int)
+            data_check(data)
         else:
             stream = io.StringIO(text)
             stream.name = path.name  # YAML's messages then name the file, not "<unicode string>"
-            data = yaml.load(stream, Loader=_StrictYamlLoader)  # noqa: S506 (a SafeLoader)
+            data = yaml_load_checked(stream, _StrictYamlLoader)
     except (json.JSONDecodeError, yaml.YAMLError, DuplicateKey) as exc:
         raise StudyFileError({"(file)": [f"Not valid {path.suffix.lstrip('.').upper()}: {exc}"]}) from None
+    except RecursionError:
+        raise StudyFileError({"(file)": [f"{path.name}: values are nested too deeply {_LIMITS}"]}) from None
+    except FileLimitError as exc:
+        raise StudyFileError({"(file)": [f"{path.name}: {exc} {_LIMITS}"]}) from None
     if not isinstance(data, dict):
         raise StudyFileError({"(file)": ["The top level must be a mapping of fields."]})
     return data
@@ -516,6 +530,10 @@ def validate_study_data(data: dict[str, Any]) -> dict[str, Any]:
     StudyFileError
         With every bad field named by its path, e.g. ``settings[1].group2``.
     """
+    try:
+        data_check(data)
+    except FileLimitError as exc:
+        raise StudyFileError({"(file)": [f"{exc} {_LIMITS}"]}) from None
     serializer = StudyFileSerializer(data=data)
     errors: dict[str, list[str]] = {}
     if not serializer.is_valid():

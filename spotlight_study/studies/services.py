@@ -169,6 +169,7 @@ def study_import_outcome(
         maximum_minutes=clean["maximum_minutes"],
         abandonment_timeout_minutes=clean["abandonment_timeout_minutes"],
         target_sample_size=clean["target_sample_size"],
+        stop_at_target=clean["stop_at_target"],
         min_answer_chars=clean["min_answer_chars"],
         max_answer_chars=clean["max_answer_chars"],
         short_time_flag_seconds=clean["short_time_flag_seconds"],

@@ -252,3 +252,18 @@ def test_signed_bodies_that_are_not_events_are_400(db, client, secret, body):
     """A signed body that is not a JSON object with an event_type gets 400 and stores nothing."""
     assert signed_post(client, body).status_code == 400
     assert WebhookEvent.objects.count() == 0
+
+
+@pytest.mark.parametrize("number", [b"NaN", b"Infinity", b"-Infinity", b"1e400", b"-1e400", b"1" * 5000])
+def test_signed_events_with_numbers_no_database_stores_are_400(client, secret, prolific_demo, number):
+    """NaN, ±Infinity, 1e400 (overflows to infinity) or a 5,000-digit integer in a signed event:
+    400 and nothing stored or applied, alike on SQLite and PostgreSQL (no 500, no false duplicate)."""
+    _, p = arrive(prolific_demo.study.slug)
+    body = json.dumps(status_event(p, "RETURNED"))[:-1].encode() + b', "score": ' + number + b"}"
+    for attempt in range(2):  # a redelivery is refused alike, never taken for a duplicate
+        response = signed_post(client, body, event_id=f"num-{attempt}")
+        assert response.status_code == 400, response.content
+        assert "number" in response.json()["detail"]
+    assert WebhookEvent.objects.count() == 0
+    p.refresh_from_db()
+    assert p.status != Participant.Status.RETURNED

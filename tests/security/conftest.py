@@ -153,3 +153,60 @@ def csrf_token(html: str) -> str:
     """The ``csrfmiddlewaretoken`` of a rendered form."""
     return re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', html).group(1)
 
+
+
+@dataclass
+class OwnRedis:
+    """A redis-server of the test's own (never the shared one on 6379): ``stop()`` is an outage,
+    ``start()`` brings it back on the same port."""
+
+    port: int
+    dir: Path
+    process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        """Start the server (no persistence) and wait until it answers PING."""
+        import redis
+
+        self.process = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--dir", str(self.dir)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                redis.Redis(port=self.port, socket_connect_timeout=0.5).ping()
+                return
+            except redis.exceptions.ConnectionError:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"redis-server on port {self.port} did not start")
+                time.sleep(0.05)
+
+    def stop(self) -> None:
+        """Stop the server (SIGTERM to this fixture's own process) and wait for it to exit."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=10)
+        self.process = None
+
+
+@pytest.fixture
+def own_redis(tmp_path):
+    """A fresh redis-server on ``TEST_OWN_REDIS_PORT`` (default 8678), stopped at the end.
+
+    Skips if ``redis-server`` is not installed (fails in CI)."""
+    import shutil
+
+    if shutil.which("redis-server") is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("redis-server is not installed")
+        pytest.skip("redis-server is not installed")
+    server = OwnRedis(port=int(os.environ.get("TEST_OWN_REDIS_PORT", "8678")), dir=tmp_path)
+    server.start()
+    yield server
+    server.stop()

@@ -135,3 +135,16 @@ def test_hsts_preload_is_opt_in():
     assert _settings_value("SECURE_HSTS_PRELOAD", HTTPS="true") == "False"
     assert _settings_value("SECURE_HSTS_PRELOAD", HTTPS="true", SECURE_HSTS_PRELOAD="true") == "True"
 
+
+
+@pytest.mark.parametrize("path", ["/api/studies/", "/api/studies/spotlight-replication/", "/api/no-such/",
+                                  "/annotate/api/spotlight-replication/next/"])
+def test_a_browser_under_the_apis_gets_json_not_the_browsable_api(client, demo_study, path):
+    """Accept: text/html under /api/ and /annotate/api/ gets JSON (no page with inline styles the CSP blocks)."""
+    staff = StaffFactory()
+    staff.groups.add(Group.objects.get_or_create(name="annotators")[0])
+    client.force_login(staff)
+    response = client.get(path, HTTP_ACCEPT="text/html,application/xhtml+xml,*/*;q=0.8")
+    assert response["Content-Type"].startswith("application/json"), (path, response["Content-Type"])
+    assert_strict_csp(response)
+    response.json()

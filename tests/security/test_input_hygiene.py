@@ -10,7 +10,7 @@ from django.test import Client, override_settings
 
 from spotlight_study.annotation.models import Annotation, Item
 from spotlight_study.annotation.services.queue import items_sync
-from spotlight_study.participation.models import TaskResponse
+from spotlight_study.participation.models import Participant, TaskResponse
 from spotlight_study.stimuli.importers import ImportOptions, OutputImportError, read_outputs
 from spotlight_study.stimuli.models import StimulusSet
 
@@ -264,3 +264,30 @@ def test_label_import_with_a_nul_is_refused_by_line_and_changes_nothing(demo_stu
     with pytest.raises(CommandError, match="line 2: a NUL character"):
         call_command("import_labels", demo_study.slug, str(path))
     assert Annotation.objects.count() == 0
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("repeated", ["answer", "token", "client_events"])
+def test_a_field_sent_twice_in_a_participant_form_is_refused(client, demo_study, repeated):
+    """An answer, token or telemetry field sent twice is refused with a 400 page; nothing is stored."""
+    w = _at_training(client, demo_study)
+    name = answer_field(w) if repeated == "answer" else repeated
+    fields = [("token", w.token()), (answer_field(w), "night and day"), ("client_events", "")]
+    fields.append((name, "night" if repeated == "answer" else dict(fields)[name]))
+    body = "&".join(f"{k}={v.replace(' ', '+')}" for k, v in fields).encode()
+    response = _post_raw(client, w.step_url, body, FORM)
+    assert response.status_code == 400
+    assert "was sent more than once, so nothing was saved" in response.content.decode()
+    assert TaskResponse.objects.get().answered_at is None
+
+
+@pytest.mark.django_db
+def test_a_consent_decision_sent_twice_is_refused(client, demo_study):
+    """decision=agree&decision=decline: refused, the participant has not consented."""
+    w = Walker(client, demo_study.slug)
+    w.enter()
+    w.page()
+    body = f"token={w.token()}&decision=agree&decision=decline".encode()
+    response = _post_raw(client, w.step_url, body, FORM)
+    assert response.status_code == 400 and "was sent more than once" in response.content.decode()
+    assert not Participant.objects.filter(consented_at__isnull=False).exists()

@@ -245,3 +245,13 @@ def test_service_refuses_an_oversized_upload_before_reading(settings):
             title="t", file1=Unreadable("a.txt", b"x" * 11), file2=SimpleUploadedFile("b.txt", b"y\n")
         )
     assert StimulusSet.objects.count() == 0
+
+
+@pytest.mark.parametrize("where", ["row", "header"])
+def test_a_csv_field_over_128_kib_is_refused_naming_its_line(where):
+    """A CSV field over 128 KiB (in a row, or in the header) is refused with its line, not a 500."""
+    big = "a" * (130 * 1024)
+    data = f"text\nfirst\nsecond\n\"{big}\"\nlast\n" if where == "row" else f"\"{big}\"\nfirst\n"
+    line = 4 if where == "row" else 1
+    with pytest.raises(OutputImportError, match=rf"a\.csv, line {line}: a field is over 128 KiB"):
+        read(("a.csv", data.encode()), ("b.csv", b"text\ny\n"))

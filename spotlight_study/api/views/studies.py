@@ -9,7 +9,7 @@ from django.db.models import Count
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
 from spotlight_study.participation.selectors import cell_counts, study_dashboard
@@ -19,6 +19,7 @@ from spotlight_study.studies.services import study_import, study_import_file
 
 from .. import filters
 from ..errors import InvalidInput
+from ..parsers import JSONParser
 from ..serializers.studies import (
     CellSerializer,
     DashboardSerializer,

@@ -108,7 +108,11 @@ def _free_place_if_ended(sub: Submission, *, outcome: str, observed_at: datetime
         and sub.participant_id is not None
         and not selectors.other_live_submission_exists(sub)
     ):
-        participant_prolific_status_set(participant_id=sub.participant_id, status=ended, now=observed_at)
+        # replace_ended: a participant already ended by an older Prolific status follows the
+        # newer one, so participant and submission never disagree (one truth).
+        participant_prolific_status_set(
+            participant_id=sub.participant_id, status=ended, now=observed_at, replace_ended=True
+        )
 
 
 def _locked_row_with_status(
@@ -260,9 +264,11 @@ def submissions_sync(
     cannot be read (nothing is changed then).
     """
     ps = linked_prolific_study(prolific_study_id)
+    # Prolific's statuses as of the moment we ask: a webhook event Prolific sent after it is
+    # newer by Prolific's own time and must win, even if the sync is applied after the event.
+    now = now or timezone.now()
     with client_or_default(client) as api:
         records = api.study_submissions(ps.prolific_id)
-    now = now or timezone.now()
     report = SyncReport(fetched=len(records))
     ended_before = _ended_participant_ids(ps.study)
     for record in records:

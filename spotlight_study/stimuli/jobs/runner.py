@@ -26,9 +26,10 @@ from celery import Task
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db import connections, transaction
+from kombu.exceptions import OperationalError as KombuOperationalError
 
 from ..errors import TransientGenerationError
-from ..models import Job
+from ..models import WAITING_FOR_BROKER, Job, JobStatus
 from .retry import MAX_TRANSIENT_RETRIES, retry_delay_s
 
 logger = logging.getLogger(__name__)
@@ -70,15 +71,41 @@ def job_dispatch(kind: JobKind, *, job_id: int) -> None:
     """
     runner = settings.STIMULI_JOB_RUNNER
     if runner == "celery":
-        # robust: if the broker is down the job stays queued (and later shows as stale, to be
-        # resumed) instead of turning the researcher's request into an error page.
-        transaction.on_commit(lambda: kind.task.delay(job_id), robust=True)
+        # robust as a last resort: whatever sending raises, the researcher's request has
+        # committed and must not become an error page.
+        transaction.on_commit(lambda: job_send(kind, job_id=job_id), robust=True)
     elif runner == "thread":
         transaction.on_commit(lambda: job_start_thread(kind, job_id=job_id), robust=True)
     elif runner != "manual":
         raise ImproperlyConfigured(
             f"STIMULI_JOB_RUNNER must be one of {', '.join(RUNNERS)}, not '{runner}'."
         )
+
+
+def job_send(kind: JobKind, *, job_id: int) -> bool:
+    """Send job ``job_id`` of ``kind`` to the Celery broker now; ``True`` if it was sent.
+
+    If the broker cannot be reached (kombu's ``OperationalError`` after Celery's publish
+    retries, about a second), the job stays queued with :data:`~..models.WAITING_FOR_BROKER`
+    as its error: its page says so and offers Resume, and ``stimuli.jobs_dispatch_waiting``
+    (beat, every minute, and each worker start) sends it once the broker is back. One warning
+    line is logged, without a traceback.
+    """
+    try:
+        kind.task.delay(job_id)
+    except (KombuOperationalError, OSError) as exc:
+        logger.warning(
+            "%s job %s: the broker cannot be reached (%s); the job waits and is sent when it "
+            "returns.", kind.name, job_id, str(exc).rstrip(".") or type(exc).__name__,
+        )
+        kind.model.objects.filter(pk=job_id, status=JobStatus.QUEUED, run_id="").update(
+            error=WAITING_FOR_BROKER
+        )
+        return False
+    kind.model.objects.filter(pk=job_id, status=JobStatus.QUEUED, error=WAITING_FOR_BROKER).update(
+        error=""
+    )
+    return True
 
 
 def job_run_now(kind: JobKind, *, job_id: int, run_id: str | None = None) -> None:

@@ -18,7 +18,7 @@ from spotlight_study.exceptions import DomainError
 
 from ..errors import JobStateError
 from ..models import ACTIVE_STATUSES, Job, JobStatus
-from ..selectors import job_is_stale
+from ..selectors import job_is_stale, job_is_waiting_for_broker
 
 J = TypeVar("J", bound=Job)
 
@@ -125,7 +125,8 @@ def job_cancel(model: type[J], *, job_id: int, error: type[DomainError] = JobSta
 
 
 def job_reopen(model: type[J], *, job_id: int, error: type[DomainError] = JobStateError) -> J:
-    """Queue a failed, cancelled or stale job again (no run holds it); the caller dispatches it.
+    """Queue a failed, cancelled, stale or broker-waiting job again (no run holds it); the caller
+    dispatches it.
 
     Raises ``error`` (default :class:`~..errors.JobStateError`) if the job succeeded, or is
     still running and reporting; ``model.DoesNotExist`` for an unknown id.
@@ -134,7 +135,7 @@ def job_reopen(model: type[J], *, job_id: int, error: type[DomainError] = JobSta
         job = model.objects.select_for_update().get(pk=job_id)
         if job.status == JobStatus.SUCCEEDED:
             raise error(f"{_label(model, job_id)} has already finished.")
-        if job.status in ACTIVE_STATUSES and not job_is_stale(job):
+        if job.status in ACTIVE_STATUSES and not (job_is_stale(job) or job_is_waiting_for_broker(job)):
             raise error(
                 f"{_label(model, job_id)} is still running. It can be resumed once it has not "
                 f"reported for {settings.STIMULI_JOB_STALE_SECONDS} seconds."

@@ -1,0 +1,163 @@
+"""A cache outage never stops recruitment: with Redis gone, the arrival limit and the API
+throttles let requests through (one warning per interval), and the login lockout still holds.
+
+The cache is a redis-server of the test's own (``own_redis``), stopped mid-test; the shared
+Redis is never touched.
+"""
+from __future__ import annotations
+
+import logging
+import time
+
+import httpx
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from django_ratelimit import core as ratelimit_core
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from spotlight_study.cache_backend import outage_warning_reset
+from spotlight_study.participation.models import Participant
+
+from ..conftest import new_id
+from .conftest import _start_server, csrf_token, procfile_web_command
+
+OUTAGE_TEXT = "The cache (Redis) cannot be reached"
+
+
+def _ids() -> dict[str, str]:
+    return {"PROLIFIC_PID": new_id(), "STUDY_ID": new_id(), "SESSION_ID": new_id()}
+
+
+@pytest.fixture
+def redis_cache(own_redis, settings, monkeypatch):
+    """Django's default cache on the test's own Redis, as settings.py builds it for CACHE_URL."""
+    import environ
+
+    config = environ.Env.cache_url_config(own_redis.url)
+    # The same rewrite as settings.py: the project's fail-soft subclass and short timeouts.
+    config["BACKEND"] = "spotlight_study.cache_backend.FailSoftRedisCache"
+    config["OPTIONS"] = {"socket_connect_timeout": 1.0, "socket_timeout": 1.0}
+    settings.CACHES = {"default": config}
+    window_end = int(time.time()) + 30  # the fixed window must not turn mid-test (test_arrival)
+    monkeypatch.setattr(ratelimit_core, "_get_window", lambda value, period: window_end)
+    outage_warning_reset()
+    yield own_redis
+    outage_warning_reset()
+
+
+def test_settings_turn_a_redis_cache_url_into_the_fail_soft_backend():
+    """CACHE_URL=redis://… gives FailSoftRedisCache with 1 s timeouts (settings.py)."""
+    import os
+    import subprocess
+    import sys
+
+    from ..conftest import REPO
+
+    env = {**os.environ, "CACHE_URL": "redis://127.0.0.1:1/0", "DJANGO_SETTINGS_MODULE": "spotlight_study.settings"}
+    out = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup(); from django.conf import settings as s; "
+         "c = s.CACHES['default']; print(c['BACKEND'], c['OPTIONS']['socket_timeout'])"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=60,
+    )
+    assert out.stdout.split() == ["spotlight_study.cache_backend.FailSoftRedisCache", "1.0"], out.stderr
+
+
+def test_arrivals_are_let_through_while_redis_is_down_with_one_warning(demo_study, redis_cache, settings, caplog):
+    """Redis up: the 3rd arrival over 2/m is refused. Redis down: 5 more arrivals get in, one warning."""
+    settings.ENTRY_RATE_LIMIT = "2/m"
+    arrive = lambda: Client(REMOTE_ADDR="203.0.113.50").get(f"/s/{demo_study.slug}/", _ids())  # noqa: E731
+    assert [arrive().status_code for _ in range(3)] == [302, 302, 429]
+
+    redis_cache.stop()
+    with caplog.at_level(logging.WARNING, logger="spotlight_study.cache_backend"):
+        codes = [arrive().status_code for _ in range(5)]
+    assert codes == [302] * 5
+    assert Participant.objects.count() == 7
+    warnings = [r for r in caplog.records if OUTAGE_TEXT in r.getMessage()]
+    assert len(warnings) == 1, [r.getMessage() for r in caplog.records]
+
+    redis_cache.start()  # back (empty): counting starts again
+    assert [arrive().status_code for _ in range(3)] == [302, 302, 429]
+
+
+def test_the_api_throttles_fail_open_and_bad_tokens_get_401(db, redis_cache, caplog):
+    """Redis down: a good token is served (200) and a bad one refused (401), never 500."""
+    staff = User.objects.create_user("ann", is_staff=True, is_superuser=True)
+    good = Token.objects.create(user=staff).key
+    redis_cache.stop()
+    with caplog.at_level(logging.WARNING, logger="spotlight_study.cache_backend"):
+        client = APIClient(REMOTE_ADDR="198.51.100.9")
+        client.credentials(HTTP_AUTHORIZATION=f"Token {good}")
+        assert [client.get("/api/studies/").status_code for _ in range(3)] == [200] * 3
+        client.credentials(HTTP_AUTHORIZATION=f"Token {'0' * 40}")
+        assert [client.get("/api/studies/").status_code for _ in range(3)] == [401] * 3
+    assert len([r for r in caplog.records if OUTAGE_TEXT in r.getMessage()]) == 1
+
+
+def test_the_warning_repeats_once_per_interval(db, redis_cache, settings, caplog):
+    """With CACHE_OUTAGE_WARNING_SECONDS=1, requests over ~2.2 s log two or three warnings, not one per request."""
+    settings.CACHE_OUTAGE_WARNING_SECONDS = 1
+    staff = User.objects.create_user("ann", is_staff=True, is_superuser=True)
+    client = APIClient(REMOTE_ADDR="198.51.100.9")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=staff).key}")
+    redis_cache.stop()
+    requests = 0
+    with caplog.at_level(logging.WARNING, logger="spotlight_study.cache_backend"):
+        start = time.monotonic()
+        while time.monotonic() - start < 2.2:
+            assert client.get("/api/studies/").status_code == 200
+            requests += 1
+    warnings = len([r for r in caplog.records if OUTAGE_TEXT in r.getMessage()])
+    assert requests > 10 and 2 <= warnings <= 3, (requests, warnings)
+
+
+@pytest.fixture
+def cache_outage_server(own_redis, monkeypatch, transactional_db, tmp_path, demo_data):
+    """The Procfile's uWSGI (one worker) with CACHE_URL on the test's own Redis, the default
+    ENTRY_RATE_LIMIT and the demo study."""
+    from spotlight_study.studies.services import study_import
+
+    study_import(data=demo_data)
+    monkeypatch.setenv("CACHE_URL", own_redis.url)
+    monkeypatch.setenv("ENTRY_RATE_LIMIT", "30/m")
+    monkeypatch.setenv("AXES_FAILURE_LIMIT", "5")
+    command = procfile_web_command().replace("--http-socket 0.0.0.0:", "--http-socket 127.0.0.1:")
+    server = _start_server(command, tmp_path)
+    yield server
+    server.stop()
+
+
+def test_through_uwsgi_redis_down_serves_arrivals_and_apis_and_keeps_the_lockout(cache_outage_server, own_redis, demo_data):
+    """Through the Procfile's server with Redis stopped: arrivals 302, API 200/401, one
+    warning in the log, and 5 wrong logins still lock the account (axes counts in the database)."""
+    staff = User.objects.create_user("carol", password="right-horse-battery-staple", is_staff=True, is_superuser=True)
+    good = Token.objects.create(user=staff).key
+    url = cache_outage_server.url
+    own_redis.stop()
+    with httpx.Client(base_url=url, timeout=30, trust_env=False) as c:
+        arrivals = [c.get(f"/s/{demo_data['slug']}/", params=_ids()).status_code for _ in range(5)]
+        api_good = [c.get("/api/studies/", headers={"Authorization": f"Token {good}"}).status_code for _ in range(3)]
+        api_bad = [c.get("/api/studies/", headers={"Authorization": f"Token {'1' * 40}"}).status_code for _ in range(3)]
+        annotator_api = c.get(
+            f"/annotate/api/{demo_data['slug']}/next/", headers={"Authorization": f"Token {good}"}
+        ).status_code
+
+        def login(password: str) -> int:
+            form = c.get("/accounts/login/")
+            return c.post(
+                "/accounts/login/",
+                data={"username": "carol", "password": password, "csrfmiddlewaretoken": csrf_token(form.text)},
+                headers={"Referer": f"{url}/accounts/login/"},
+            ).status_code
+
+        logins = [login(f"guess-{i}") for i in range(5)] + [login("right-horse-battery-staple")]
+    log = cache_outage_server.stop()
+    assert arrivals == [302] * 5, log[-3000:]
+    assert Participant.objects.count() == 5
+    assert api_good == [200] * 3 and api_bad == [401] * 3, log[-3000:]
+    assert annotator_api != 500
+    assert logins == [200] * 4 + [429, 429], log[-3000:]
+    assert log.count(OUTAGE_TEXT) == 1, log[-3000:]
+    assert "Traceback" not in log
