@@ -1,12 +1,14 @@
 """Drafts: what a participant typed into a refused form, kept for the page's next GET.
 
-Writes only; the participant row is already locked by the caller (see ``services._lock``).
+Writes only; the participant row is already locked by the caller
+(:func:`.steps.statements.participant_locked`). The draft is restored by the step page's form
+(:mod:`.steps.machine`).
 """
 
 from __future__ import annotations
 
 from .models import Participant
-from spotlight_study.compiled_sql import fields_save
+from .steps.statements import participant_save
 
 # A Unicode noncharacter (never valid in submitted text) standing for NUL inside stored drafts.
 DRAFT_NUL = "\ufdd0"
@@ -26,4 +28,4 @@ def draft_save(*, participant: Participant, token: str, data: dict[str, str]) ->
     """
     stored = {name: str(value).replace("\x00", DRAFT_NUL) for name, value in data.items()}
     participant.draft = {"token": token, "data": stored}
-    fields_save(participant, ["draft", "updated_at"])
+    participant_save(participant, ["draft", "updated_at"])
