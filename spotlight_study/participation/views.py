@@ -20,6 +20,7 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 
 from spotlight_study.errors import error_context
@@ -29,7 +30,6 @@ from . import assignment, drafts, services, steps
 from .binding import bound_participant_id, participant_bind
 from .errors import ArrivalRefused, StudyNotOpen
 from .forms import EntryForm
-from .http_caching import participant_never_cache
 from .jinja_env import STEP_PAGE_ENGINE
 from .models import Participant
 from .ratelimit import arrival_admit
@@ -51,7 +51,7 @@ def _no_session(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @require_GET
-@participant_never_cache
+@never_cache
 def entry(request: HttpRequest, slug: str) -> HttpResponse:
     """Arrival from Prolific: validate the IDs, assign a cell (or resume), bind the browser.
 
@@ -108,7 +108,7 @@ def entry(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @require_http_methods(["GET", "POST"])
-@participant_never_cache
+@never_cache
 def step(request: HttpRequest, slug: str) -> HttpResponse:
     """The participant's current step: GET renders it, POST submits it and always redirects.
 
@@ -189,7 +189,7 @@ def _post(request: HttpRequest, study: StudyPlan, participant: Participant) -> H
     return _here(study)
 
 
-@participant_never_cache
+@never_cache
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     """A friendly page for a form posted from an expired or foreign page (no details leaked).
 
