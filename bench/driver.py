@@ -24,7 +24,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from bench.flow import FlowError, FlowResult, Response, walk
+from bench.flow import DRAFTS_PER_TASK, FlowError, FlowResult, Response, walk
 from bench.transport import CHUNKED, UNTIL_CLOSE, Conn, Loop, exchange
 
 USER_AGENT = "spotlight-bench/2"
@@ -215,7 +215,8 @@ def _run_process(cfg: dict, stats: Stats) -> tuple[list[FlowResult], bool]:
                               request_timeout=cfg["request_timeout"], stats=stats)
             try:
                 results.append(await walk(browser.send, stats.record, slug=cfg["slug"],
-                                          completion_code=cfg["completion_code"]))
+                                          completion_code=cfg["completion_code"],
+                                          drafts_per_task=cfg["drafts_per_task"]))
             finally:
                 browser.close()
 
@@ -244,13 +245,13 @@ def _shares(total: int, parts: int) -> list[int]:
 
 def run_load(*, base_urls: list[str], slug: str, completion_code: str, n: int, concurrency: int,
              processes: int = 2, split: str = "request", timeout: float = 600.0,
-             request_timeout: float = 30.0) -> LoadResult:
+             request_timeout: float = 30.0, drafts_per_task: int = DRAFTS_PER_TASK) -> LoadResult:
     """Send ``n`` participants, ``concurrency`` at a time, from ``processes`` driver processes.
 
     Parameters: ``base_urls`` (``http://host:port``, one per app server), the study ``slug`` and
     the ``completion_code`` the survey must redirect with; ``split`` as in the module docstring;
-    ``timeout`` limits the whole load phase and ``request_timeout`` one request (seconds).
-    Returns a :class:`LoadResult`. Raises ValueError for a URL that is not plain ``http``.
+    ``timeout`` limits the whole load phase and ``request_timeout`` one request (seconds);
+    ``drafts_per_task`` typed drafts before each task's POST (``bench.flow.walk``). Returns a :class:`LoadResult`. Raises ValueError for a URL that is not plain ``http``.
     """
     _parse_servers(base_urls)
     processes = max(1, min(processes, concurrency, n))
@@ -262,7 +263,7 @@ def run_load(*, base_urls: list[str], slug: str, completion_code: str, n: int, c
     for n_i, c_i in zip(ns, cs):
         cfg = dict(base_urls=base_urls, slug=slug, completion_code=completion_code, n=n_i,
                    concurrency=max(1, c_i), split=split, timeout=timeout,
-                   request_timeout=request_timeout, offset=offset)
+                   request_timeout=request_timeout, offset=offset, drafts_per_task=drafts_per_task)
         offset += n_i
         recv, send = ctx.Pipe(duplex=False)
         p = ctx.Process(target=_child, args=(cfg, start, send), daemon=True)

@@ -6,10 +6,14 @@ The walk is the one a browser without JavaScript makes, plus the telemetry that
     GET  /s/<slug>/?PROLIFIC_PID=..&STUDY_ID=..&SESSION_ID=..   -> 302 /s/<slug>/step/
     GET  step (consent)        POST csrfmiddlewaretoken, token, decision=agree   -> 302 step
     GET  step (instructions)   POST csrfmiddlewaretoken, token                   -> 302 step
-    GET  step (training)       POST csrfmiddlewaretoken, token, answer_0, client_events -> 302 step
-    GET  step (task 1..k)      POST (same, answer_1..answer_k)                   -> 302 step
+    GET  step (training)       3 x POST draft (csrfmiddlewaretoken, token, answer_0 so far) -> 204
+                               POST csrfmiddlewaretoken, token, answer_0, client_events -> 302 step
+    GET  step (task 1..k)      (same, answer_1..answer_k)                        -> 302 step
     GET  step (survey)         POST csrfmiddlewaretoken, token, c__*/b__* radios, comment
                                                  -> 302 https://app.prolific.com/...?cc=<code>
+
+The drafts are what ``static/js/draft.js`` sends after pauses in typing: a third, two thirds and
+all of the answer, each to ``/s/<slug>/draft/``, at :data:`DRAFTS_PER_TASK` per task.
 
 Hidden values (the CSRF token and the per-page ``token``) and the survey's radio names are parsed
 from each page with regular expressions (an HTML parser would cost the driver more CPU than the
@@ -29,6 +33,7 @@ from urllib.parse import parse_qs, quote_plus, urlencode, urlsplit
 
 PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete"
 MAX_PAGES_PER_FLOW = 20  # consent, instructions, training, k tasks, survey: far below this
+DRAFTS_PER_TASK = 3  # typed drafts saved on each training and main task page before its POST
 
 # Django's templates and widgets write attributes as name="value", in any order: one pattern
 # with lookaheads gives (type, name, value) of every <input> in a single C-level pass, several
@@ -190,6 +195,20 @@ def post_data(page: Page, rng: random.Random) -> dict[str, str]:
     return data
 
 
+def draft_bodies(page: Page, data: dict[str, str], per_task: int = DRAFTS_PER_TASK) -> list[dict[str, str]]:
+    """The typed drafts a participant's browser sends on a task page before posting ``data``
+    (:func:`post_data`): ``per_task`` growing prefixes of the answer; none on other pages."""
+    if page.kind not in ("training", "task") or per_task <= 0:
+        return []
+    box = next(name for name in data if name.startswith("answer_"))
+    answer = data[box]
+    base = {"csrfmiddlewaretoken": data["csrfmiddlewaretoken"], "token": data["token"]}
+    return [
+        {**base, box: answer[: len(answer) * (i + 1) // per_task]}
+        for i in range(per_task)
+    ]
+
+
 def expected_sequence(n_tasks: int) -> list[str]:
     """The pages of a complete flow with ``n_tasks`` main tasks (the survey token carries the
     last task index)."""
@@ -214,11 +233,13 @@ def _expect(r: Response, status: int, what: str) -> None:
         raise FlowError(f"{what}: HTTP {r.status} (expected {status}){detail}")
 
 
-async def walk(send: Send, record: Record, *, slug: str, completion_code: str, pid: str | None = None) -> FlowResult:
+async def walk(send: Send, record: Record, *, slug: str, completion_code: str, pid: str | None = None,
+               drafts_per_task: int = DRAFTS_PER_TASK) -> FlowResult:
     """Walk one participant through the study ``slug``; never raises (errors are in the result).
 
     ``send`` is the transport (see :data:`Send`); ``record`` receives each request's kind,
-    latency and status (see :data:`Record`). The flow stops at its first error: a status
+    latency and status (see :data:`Record`); ``drafts_per_task`` typed drafts (each must answer
+    204) precede each task's POST (:func:`draft_bodies`). The flow stops at its first error: a status
     other than the expected one, a page shown again after its POST (the POST was not taken), a
     sequence other than consent, instructions, training, tasks, survey, or a final redirect that
     is not Prolific's with ``completion_code``.
@@ -227,6 +248,7 @@ async def walk(send: Send, record: Record, *, slug: str, completion_code: str, p
     result = FlowResult(pid=pid, ok=False)
     rng = random.Random(pid)
     step_path = f"/s/{slug}/step/"
+    draft_path = f"/s/{slug}/draft/"
     try:
         query = urlencode({"PROLIFIC_PID": pid, "STUDY_ID": secrets.token_hex(12), "SESSION_ID": secrets.token_hex(12)})
         r = await send("GET", f"/s/{slug}/?{query}", None)
@@ -246,7 +268,12 @@ async def walk(send: Send, record: Record, *, slug: str, completion_code: str, p
             if page.step_and_index in seen:
                 raise FlowError(f"page {page.token} shown again after it was submitted (messages: {page.messages!r})")
             seen.append(page.step_and_index)
-            body = form_encode(post_data(page, rng))
+            data = post_data(page, rng)
+            for draft in draft_bodies(page, data, drafts_per_task):
+                r = await send("POST", draft_path, form_encode(draft))
+                record("POST draft", r.elapsed_ms, r.status)
+                _expect(r, 204, f"draft of {page.token}")
+            body = form_encode(data)
             r = await send("POST", step_path, body)
             record(f"POST {page.kind}", r.elapsed_ms, r.status)
             _expect(r, 302, f"POST {page.token}")

@@ -76,6 +76,8 @@ def _args() -> argparse.Namespace:
     ap.add_argument("--force-drop", action="store_true", help="drop the database even while others are connected")
     ap.add_argument("--timeout", type=float, default=600, help="limit of the whole load phase, s")
     ap.add_argument("--request-timeout", type=float, default=30, help="limit of one request, s")
+    ap.add_argument("--drafts-per-task", type=int, default=3,
+                    help="typed drafts (POST /s/<slug>/draft/) before each task's answer (0: none)")
     ap.add_argument("--skip-db-checks", action="store_true")
     ap.add_argument("--json", type=Path, help="also write the headline figures to this file")
     args = ap.parse_args()
@@ -132,7 +134,8 @@ def main() -> int:
     if warmup:
         w = run_load(base_urls=base_urls, slug=slug, completion_code=completion_code, n=warmup,
                      concurrency=workers * len(base_urls), processes=1, split=args.split,
-                     timeout=args.timeout, request_timeout=args.request_timeout)
+                     timeout=args.timeout, request_timeout=args.request_timeout,
+                     drafts_per_task=args.drafts_per_task)
         bad = [f.error for f in w.flows if not f.ok]
         print(f"warm-up: {warmup} flows ({len(bad)} failed{': ' + bad[0] if bad else ''}), not counted")
     busy_before = machine_busy()
@@ -142,7 +145,8 @@ def main() -> int:
             meter.start()
         load = run_load(base_urls=base_urls, slug=slug, completion_code=completion_code, n=args.n,
                         concurrency=args.concurrency, processes=args.processes, split=args.split,
-                        timeout=args.timeout, request_timeout=args.request_timeout)
+                        timeout=args.timeout, request_timeout=args.request_timeout,
+                        drafts_per_task=args.drafts_per_task)
         cpu = meter.stop() if meter else None
     finally:
         for s in servers:

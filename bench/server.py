@@ -34,7 +34,14 @@ def is_local_database(url: str) -> bool:
     parts = urlsplit(url)
     host = parts.hostname or dict(parse_qsl(parts.query)).get("host", "")
     return host in LOCAL_HOSTS or host.startswith("/")
-PORTS = range(8300, 8400)  # this benchmark's port range on the shared machine
+def _ports(spec: str) -> range:
+    """``"8300-8399"`` as a range of ports (both ends included)."""
+    first, _, last = spec.partition("-")
+    return range(int(first), int(last or first) + 1)
+
+
+# This benchmark's port range on the shared machine; BENCH_PORTS=8610-8619 picks another.
+PORTS = _ports(os.environ.get("BENCH_PORTS", "8300-8399"))
 # Scale-out runs share one Redis; this database number is the benchmark's own (flushed).
 REDIS_URL = "redis://127.0.0.1:6379/13"
 # Variables of the caller's shell that would change the server from production's defaults.

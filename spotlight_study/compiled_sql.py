@@ -215,15 +215,19 @@ class PreparedUpdate:
 
     ``execute(values=..., where=...)`` takes ``{field name: value}`` for the set and the key fields
     (values prepared by each field, as ``QuerySet.update()`` and ``filter()`` prepare them) and
-    returns the number of rows changed.
+    returns the number of rows changed. ``vendor_conditions`` maps a database vendor
+    (``connection.vendor``, e.g. ``"postgresql"``) to one more SQL condition, without
+    parameters, added on that database only.
     """
 
-    def __init__(self, model: type[Model], *, set_fields, where_fields, where_null=(), increments=()):
+    def __init__(self, model: type[Model], *, set_fields, where_fields, where_null=(), increments=(),
+                 vendor_conditions=None):
         self.model = model
         self.set_fields = tuple(set_fields)
         self.where_fields = tuple(where_fields)
         self.where_null = tuple(where_null)
         self.increments = tuple(increments)
+        self.vendor_conditions = dict(vendor_conditions or {})
         self._compiled: dict[str, tuple] = {}
 
     def _compile(self, connection) -> tuple:
@@ -234,6 +238,8 @@ class PreparedUpdate:
         assignments += [f"{qn(c)} = {qn(c)} + 1" for c in (f.column for f in _fields(self.model, self.increments))]
         conditions = [f"{qn(f.column)} = %s" for f in keys]
         conditions += [f"{qn(f.column)} IS NULL" for f in _fields(self.model, self.where_null)]
+        if connection.vendor in self.vendor_conditions:
+            conditions.append(self.vendor_conditions[connection.vendor])
         sql = (f"UPDATE {qn(self.model._meta.db_table)} SET {', '.join(assignments)} "
                f"WHERE {' AND '.join(conditions)}")
         return sql, targets, keys

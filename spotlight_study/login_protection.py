@@ -15,6 +15,20 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
+from spotlight_study.client_address import forwarded_client_address
+
+
+def lockout_client_address(request: HttpRequest) -> str | None:
+    """The address the lockout counts (``AXES_CLIENT_IP_CALLABLE``): the client's, also behind
+    ``TRUSTED_PROXY_COUNT`` proxies (:func:`~spotlight_study.client_address.forwarded_client_address`).
+
+    Without it, django-axes would count ``REMOTE_ADDR`` (django-ipware is not installed), i.e.
+    behind Caddy the proxy's address: every client would share one counter per username, so an
+    attacker anywhere could lock a researcher out (found by scripts/deploy_check.sh). None when
+    the request has no valid address, as django-axes' own fallback gives.
+    """
+    return forwarded_client_address(request)
+
 
 def lockout_response(request: HttpRequest, original_response=None, credentials=None) -> HttpResponse:
     """A 429 page saying when to try again, with a ``Retry-After`` header (seconds).

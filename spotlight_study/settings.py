@@ -82,6 +82,9 @@ MIDDLEWARE = [
     # Imports the URLconf and compiles the participant templates when the handler is built (in
     # uWSGI's master, before the workers fork), then removes itself from the chain (middleware/warmup.py).
     "spotlight_study.middleware.warmup.WarmUpMiddleware",
+    # /healthz and /readyz for probes, before the HTTPS redirect, the host check and sessions
+    # (spotlight_study/health.py); every other request passes through after one set lookup.
+    "spotlight_study.health.HealthCheckMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # django-csp with the site policy's header built once per process (middleware/csp.py).
     "spotlight_study.middleware.csp.CachedPolicyCSPMiddleware",
@@ -196,11 +199,9 @@ AXES_RESET_ON_SUCCESS = True
 # X-Forwarded-For) sit in front of the server. Trusting the header without a proxy would let a
 # client pick a new address for every guess.
 TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
-if TRUSTED_PROXY_COUNT:
-    AXES_IPWARE_PROXY_COUNT = TRUSTED_PROXY_COUNT
-    AXES_IPWARE_META_PRECEDENCE_ORDER = ("HTTP_X_FORWARDED_FOR", "REMOTE_ADDR")
-else:
-    AXES_IPWARE_META_PRECEDENCE_ORDER = ("REMOTE_ADDR",)
+# The same rule as the arrival rate limit (spotlight_study/client_address.py): django-axes alone
+# would count REMOTE_ADDR, the proxy's address, since django-ipware is not installed.
+AXES_CLIENT_IP_CALLABLE = "spotlight_study.login_protection.lockout_client_address"
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "researcher:study_list"
@@ -252,6 +253,14 @@ if ENTRY_RATE_LIMIT != "off" and not re.fullmatch(r"[1-9][0-9]*/[smhd]", ENTRY_R
     raise ImproperlyConfigured(
         f"ENTRY_RATE_LIMIT={ENTRY_RATE_LIMIT!r}: write a count per second, minute, hour or day "
         "(e.g. 30/m, 500/h) or off."
+    )
+# Typed drafts per participant (participation/ratelimit.py), in the same notation; over it a
+# draft save gets 429 and nothing is stored. draft.js saves about once per second of typing.
+DRAFT_RATE_LIMIT = env("DRAFT_RATE_LIMIT", default="120/m").strip().lower()
+if DRAFT_RATE_LIMIT != "off" and not re.fullmatch(r"[1-9][0-9]*/[smhd]", DRAFT_RATE_LIMIT):
+    raise ImproperlyConfigured(
+        f"DRAFT_RATE_LIMIT={DRAFT_RATE_LIMIT!r}: write a count per second, minute, hour or day "
+        "(e.g. 120/m) or off."
     )
 # django-ratelimit: an unreachable cache lets arrivals through rather than turning them away.
 RATELIMIT_FAIL_OPEN = True

@@ -1,17 +1,43 @@
-"""Drafts: what a participant typed into a refused form, kept for the page's next GET.
+"""Drafts: what a participant typed, kept on their row for the page's next GET.
 
-Writes only; the participant row is already locked by the caller
-(:func:`.steps.statements.participant_locked`). The draft is restored by the step page's form
-(:mod:`.steps.machine`).
+Two kinds, both ``Participant.draft = {"token": step token of the page, "data": {field: value}}``:
+
+- a **refused** draft (:func:`draft_save`): the fields of a refused form (empty or too long
+  answer, incomplete survey), written by the step POST on a row it has locked; its page shows
+  them with their errors;
+- a **typed** draft (:func:`typed_draft_save`, marked ``"typed": true``): what ``static/js/
+  draft.js`` sends while the participant types (an answer box, the survey's choices and
+  comment); its page shows them as they were, without errors.
+
+A draft is never an answer: no answer, survey answer or export reads it, and every step change
+clears it in the step's own ``UPDATE``. A typed draft is one conditional ``UPDATE`` of the row
+(no read, no lock): it lands only while the participant is in progress on the step its token
+names, so a stale page's draft, or one that arrives after the step was submitted, changes
+nothing, and a draft of one step can never replace another step's.
 """
 
 from __future__ import annotations
 
+import hmac
+
+from django.utils import timezone
+
+from spotlight_study.studies.plan import StudyPlan
+
+from .errors import ForeignDraft, InvalidDraft
 from .models import Participant
-from .steps.statements import participant_save
+from .services import step_token_of
+from .steps.statements import participant_save, typed_draft_saved
 
 # A Unicode noncharacter (never valid in submitted text) standing for NUL inside stored drafts.
 DRAFT_NUL = "\ufdd0"
+
+#: The steps whose page has something to type or choose.
+TYPED_STEPS = (Participant.Step.TRAINING, Participant.Step.TASK, Participant.Step.SURVEY)
+#: Fields every draft request carries besides the page's own.
+_CARRIED = frozenset({"csrfmiddlewaretoken", "token"})
+#: The survey comment's limit (``SurveyForm.comment``).
+COMMENT_MAX_CHARS = 5000
 
 
 def draft_data(draft: dict) -> dict[str, str]:
@@ -19,13 +45,142 @@ def draft_data(draft: dict) -> dict[str, str]:
     return {name: value.replace(DRAFT_NUL, "\x00") for name, value in (draft.get("data") or {}).items()}
 
 
+def draft_is_typed(draft: dict) -> bool:
+    """Whether a stored draft was typed (shown without errors) rather than refused."""
+    return bool(draft.get("typed"))
+
+
+def _stored(data: dict[str, str]) -> dict[str, str]:
+    # PostgreSQL's jsonb cannot hold U+0000, which crafted text may contain.
+    return {name: str(value).replace("\x00", DRAFT_NUL) for name, value in data.items()}
+
+
 def draft_save(*, participant: Participant, token: str, data: dict[str, str]) -> None:
     """Keep what a locked participant typed into a refused form of the page ``token``.
 
     ``data`` is ``{field name: submitted value}``; the page's next GET shows it with its errors
-    (see ``Participant.draft``). PostgreSQL's jsonb cannot hold U+0000, which a refused answer
-    may contain, so NUL is stored as :data:`DRAFT_NUL` and :func:`draft_data` gives it back.
+    (see ``Participant.draft``). NUL is stored as :data:`DRAFT_NUL` and :func:`draft_data` gives
+    it back.
     """
-    stored = {name: str(value).replace("\x00", DRAFT_NUL) for name, value in data.items()}
-    participant.draft = {"token": token, "data": stored}
+    participant.draft = {"token": token, "data": _stored(data)}
     participant_save(participant, ["draft", "updated_at"])
+
+
+# --- typed drafts ------------------------------------------------------------------------------
+
+_SURVEY_NAMES: dict[int, tuple[StudyPlan, dict[str, frozenset[str]]]] = {}
+_MAX_PLANS = 256
+
+
+def _survey_choices(plan: StudyPlan) -> dict[str, frozenset[str]]:
+    """``{radio name: its values}`` of the survey of ``plan`` over all the study's conditions,
+    built once per plan (a compiled plan never changes: an edit makes a new one)."""
+    cached = _SURVEY_NAMES.get(id(plan))
+    if cached is not None and cached[0] is plan:
+        return cached[1]
+    survey = plan.survey
+    likert = frozenset(str(i + 1) for i in range(len(survey.get("likert_scale", ()))))
+    frequency = frozenset(str(i + 1) for i in range(len(survey.get("frequency_scale", ()))))
+    names = {
+        f"c__{condition}__{item['key']}": likert
+        for condition in plan.conditions
+        for item in survey.get("condition_items", ())
+    }
+    names.update({f"b__{item['key']}": frequency for item in survey.get("background_items", ())})
+    if len(_SURVEY_NAMES) >= _MAX_PLANS:
+        _SURVEY_NAMES.clear()
+    _SURVEY_NAMES[id(plan)] = (plan, names)  # the plan is kept so that its id is not reused
+    return names
+
+
+def _typed_length(value: str) -> int:
+    # Browsers send a line break as CRLF but count it as one character, as the answer form does.
+    return len(value.replace("\r\n", "\n"))
+
+
+def typed_draft_fields(
+    *, plan: StudyPlan, participant_id: int, token: str, fields
+) -> tuple[str, int, dict[str, str]]:
+    """Check a typed draft of page ``token``; return ``(step, task_index, {field: value})``.
+
+    ``fields`` is the request's form (a ``QueryDict``, or a dict of lists): besides
+    ``csrfmiddlewaretoken`` and ``token``, only the page's own fields, each at most once: on a
+    task page its answer box (``answer_<position>``, at most ``plan.max_answer_chars``
+    characters), on the survey its radio buttons (a value of their scale) and ``comment`` (at
+    most 5,000 characters). Raises :class:`~.errors.InvalidDraft` (400) for a malformed token,
+    a page without anything to type, or any other field or value, and
+    :class:`~.errors.ForeignDraft` (403) for a token of another participant.
+    """
+    parts = token.split(":")
+    index_ok = len(parts) == 3 and parts[1].isascii() and parts[1].isdigit() and len(parts[1]) <= 6
+    if not index_ok or parts[0] not in TYPED_STEPS:
+        raise InvalidDraft("The draft's page token is missing or malformed; nothing was saved.")
+    step, task_index = parts[0], int(parts[1])
+    expected = step_token_of(participant_id=participant_id, step=step, task_index=task_index)
+    if not hmac.compare_digest(expected, token):
+        raise ForeignDraft("The draft's page belongs to another participant; nothing was saved.")
+    lists = fields.lists() if hasattr(fields, "lists") else fields.items()
+    data: dict[str, str] = {}
+    if step == Participant.Step.SURVEY:
+        choices = _survey_choices(plan)
+        allowed = None
+    else:
+        choices = {}
+        allowed = f"answer_{0 if step == Participant.Step.TRAINING else task_index + 1}"
+    for name, values in lists:
+        if name in _CARRIED:
+            continue
+        if len(values) != 1:
+            raise InvalidDraft(f"The field {name[:60]!r} is given more than once; nothing was saved.")
+        value = values[0]
+        if name == allowed:
+            if _typed_length(value) > plan.max_answer_chars:
+                raise InvalidDraft(
+                    f"The answer is longer than {plan.max_answer_chars:,} characters; nothing was saved."
+                )
+        elif allowed is None and name == "comment":
+            if _typed_length(value) > COMMENT_MAX_CHARS:
+                raise InvalidDraft(
+                    f"The comment is longer than {COMMENT_MAX_CHARS:,} characters; nothing was saved."
+                )
+        elif name in choices:
+            if value not in choices[name]:
+                raise InvalidDraft(f"{value[:20]!r} is not a choice of {name[:60]!r}; nothing was saved.")
+        else:
+            raise InvalidDraft(f"This page has no field {name[:60]!r}; nothing was saved.")
+        data[name] = value
+    return step, task_index, data
+
+
+def typed_draft_save(*, plan: StudyPlan, participant_id: int, token: str, fields) -> bool:
+    """Keep what the participant has typed so far on the page ``token``; whether it was kept.
+
+    ``fields`` as for :func:`typed_draft_fields`, which checks them first (raising
+    :class:`~.errors.InvalidDraft` or :class:`~.errors.ForeignDraft`; nothing is stored then).
+    The draft replaces the participant's draft in one ``UPDATE`` that matches only while they
+    are in progress in ``plan``'s study on the token's step: ``False`` (nothing changed) for a
+    stale page, a page submitted meanwhile, an ended participant or one that no longer exists.
+    Of two tabs of the same page, the later save wins.
+
+    Call it outside a transaction, as the view does: on PostgreSQL the statement turns
+    synchronous commit off for the transaction it runs in
+    (:data:`.steps.statements.ASYNC_COMMIT_CONDITION`),
+    which should hold nothing but the draft (:data:`.steps.statements.TYPED_DRAFT_SAVED_SQL`).
+    """
+    step, task_index, data = typed_draft_fields(
+        plan=plan, participant_id=participant_id, token=token, fields=fields
+    )
+    changed = typed_draft_saved(
+        values={
+            "draft": {"token": token, "data": _stored(data), "typed": True},
+            "updated_at": timezone.now(),
+        },
+        where={
+            "id": participant_id,
+            "study": plan.pk,
+            "status": Participant.Status.IN_PROGRESS,
+            "step": step,
+            "task_index": task_index,
+        },
+    )
+    return changed == 1

@@ -71,3 +71,18 @@ class PilotError(ParticipationError):
 
     code = "pilot_not_possible"
     http_status = 409
+
+
+class InvalidDraft(ParticipationError):
+    """A typed draft that cannot be kept: a malformed token, a field this page does not have,
+    a repeated field or a value out of bounds (400); nothing is stored."""
+
+    code = "invalid_draft"
+    http_status = 400
+
+
+class ForeignDraft(InvalidDraft):
+    """A typed draft whose page token belongs to another participant (403); nothing is stored."""
+
+    code = "foreign_draft"
+    http_status = 403

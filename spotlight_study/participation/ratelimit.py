@@ -11,6 +11,12 @@ Redis when ``CACHE_URL`` or ``REDIS_URL`` is set, otherwise the memory of the on
 of the embedded default. IPv6 addresses are counted per /64 network, the block one household or
 host usually gets. If the cache cannot be reached, arrivals are let through
 (``RATELIMIT_FAIL_OPEN``): turning away paid participants would be worse than a brief gap.
+
+The typed drafts (``POST /s/<slug>/draft/``, :mod:`.drafts`) have a limit of the same kind,
+``DRAFT_RATE_LIMIT`` (``"120/m"`` by default), counted per participant (the study and the id of
+the signed binding cookie) rather than per address: ``static/js/draft.js`` saves at most about
+once a second of typing, so a participant stays far below it, and a script that repeats the
+request is refused with 429 before anything is written.
 """
 from __future__ import annotations
 
@@ -21,7 +27,10 @@ from django.conf import settings
 from django.http import HttpRequest
 from django_ratelimit.core import get_usage
 
+from spotlight_study.client_address import forwarded_client_address
+
 GROUP = "participation.entry"
+DRAFT_GROUP = "participation.draft"
 IPV6_PREFIX = 64
 
 
@@ -36,28 +45,16 @@ class ArrivalAllowance:
 def client_address(request: HttpRequest) -> str:
     """The address a request comes from, as counted by the limit.
 
-    ``REMOTE_ADDR``, unless ``TRUSTED_PROXY_COUNT`` (n) proxies sit in front of the server:
-    then the n-th address from the right of ``X-Forwarded-For``, the one the outermost trusted
-    proxy saw (each proxy appends the address it received the request from). A missing, short
-    or malformed header falls back to ``REMOTE_ADDR``. IPv6 addresses are reduced to their /64
-    network.
+    :func:`spotlight_study.client_address.forwarded_client_address` (``REMOTE_ADDR``, or the
+    address the trusted proxies report), with IPv6 addresses reduced to their /64 network.
     """
-    candidates = []
-    proxies = getattr(settings, "TRUSTED_PROXY_COUNT", 0)
-    if proxies:
-        entries = [e.strip() for e in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
-        if len(entries) >= proxies:
-            candidates.append(entries[-proxies])
-    candidates.append(request.META.get("REMOTE_ADDR", ""))
-    for candidate in candidates:
-        try:
-            address = ipaddress.ip_address(candidate)
-        except ValueError:
-            continue
-        if address.version == 6:
-            return str(ipaddress.ip_network(f"{address}/{IPV6_PREFIX}", strict=False).network_address)
-        return str(address)
-    return "unknown"
+    address = forwarded_client_address(request)
+    if address is None:
+        return "unknown"
+    parsed = ipaddress.ip_address(address)
+    if parsed.version == 6:
+        return str(ipaddress.ip_network(f"{parsed}/{IPV6_PREFIX}", strict=False).network_address)
+    return address
 
 
 def arrival_admit(request: HttpRequest) -> ArrivalAllowance:
@@ -73,6 +70,24 @@ def arrival_admit(request: HttpRequest) -> ArrivalAllowance:
         request,
         group=GROUP,
         key=lambda _group, req: client_address(req),
+        rate=rate,
+        increment=True,
+    )
+    if usage is None or not usage["should_limit"]:
+        return ArrivalAllowance(allowed=True)
+    return ArrivalAllowance(allowed=False, retry_after_s=max(1, int(usage["time_left"])))
+
+
+def draft_admit(request: HttpRequest, *, slug: str, participant_id: int) -> ArrivalAllowance:
+    """Count one typed draft of participant ``participant_id`` of study ``slug``; whether it is
+    within ``DRAFT_RATE_LIMIT`` (``off``: always). ``retry_after_s`` (s) when it is not."""
+    rate = settings.DRAFT_RATE_LIMIT
+    if rate == "off":
+        return ArrivalAllowance(allowed=True)
+    usage = get_usage(
+        request,
+        group=DRAFT_GROUP,
+        key=lambda _group, _req: f"{slug}:{participant_id}",
         rate=rate,
         increment=True,
     )

@@ -58,7 +58,13 @@ def step_token(participant: Participant) -> str:
     of another participant who used the same browser earlier can never be saved as this one's
     (their tokens differ even on the same step).
     """
-    return f"{participant.step}:{participant.task_index}:{_participant_tag(participant.pk)}"
+    return step_token_of(participant_id=participant.pk, step=participant.step, task_index=participant.task_index)
+
+
+def step_token_of(*, participant_id: int, step: str, task_index: int) -> str:
+    """The token of participant ``participant_id``'s page at ``step`` and ``task_index``, as
+    :func:`step_token` writes it (a typed draft checks its token with it, without a read)."""
+    return f"{step}:{task_index}:{_participant_tag(participant_id)}"
 
 
 def token_of_other_participant(participant: Participant, token: str) -> bool:

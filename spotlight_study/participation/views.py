@@ -10,29 +10,35 @@ What a request costs (asserted in ``tests/participation/test_query_counts.py``):
 definition comes from its compiled plan (:mod:`spotlight_study.studies.plan`), never from a
 query; a GET reads the participant once (a task page also records its serving); a POST makes one
 locked read of the participant and one write of its row (an answer also updates its response
-row, the survey inserts its answers).
+row, the survey inserts its answers); a typed draft (:func:`draft`) is one ``UPDATE`` and no read.
 """
 from __future__ import annotations
 
 from functools import lru_cache
 
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from spotlight_study.errors import error_context
-from spotlight_study.studies.plan import StudyPlan, study_plan, study_plan_for_slug
+from spotlight_study.exceptions import domain_error_body
+from spotlight_study.studies.plan import (
+    StudyPlan,
+    study_plan,
+    study_plan_for_slug,
+    study_plan_for_slug_recent,
+)
 
 from . import assignment, drafts, services, steps
 from .binding import bound_participant_id, participant_bind
-from .errors import ArrivalRefused, StudyNotOpen
+from .errors import ArrivalRefused, InvalidDraft, StaleStep, StudyNotOpen
 from .forms import EntryForm
 from .jinja_env import STEP_PAGE_ENGINE
 from .models import Participant
-from .ratelimit import arrival_admit
+from .ratelimit import arrival_admit, draft_admit
 from .selectors import participant_exists, participant_for_page
 from .steps.statements import participant_locked
 
@@ -131,7 +137,10 @@ def step(request: HttpRequest, slug: str) -> HttpResponse:
         return _no_session(request, slug)
     plan = study_plan(study_id=participant.study_id, version=participant.definition_version)
     template, ctx = steps.page(
-        participant=participant, plan=plan, query_string=request.META.get("QUERY_STRING", "")
+        participant=participant,
+        plan=plan,
+        query_string=request.META.get("QUERY_STRING", ""),
+        draft_url=_draft_url(slug),
     )
     return render(request, template, ctx, using=STEP_PAGE_ENGINE)
 
@@ -150,6 +159,12 @@ def _step_url(slug: str) -> str:
     return reverse("participation:step", kwargs={"slug": slug})
 
 
+@lru_cache(maxsize=256)
+def _draft_url(slug: str) -> str:
+    """Where ``static/js/draft.js`` sends a page's typed draft (the form's ``data-draft``)."""
+    return reverse("participation:draft", kwargs={"slug": slug})
+
+
 # --- drafts: what a participant typed into a form that was refused ---------------------------
 #
 # A refused form (empty answer, too long, survey incomplete) is not re-rendered in the POST's
@@ -157,7 +172,8 @@ def _step_url(slug: str) -> str:
 # is redirected to the step's GET, whose form shows them with their errors (steps.machine). So
 # every POST ends in a redirect, Refresh never re-posts, and Back never meets a "confirm form
 # resubmission" page. A draft belongs to one page (its step token): another page ignores it,
-# and the next step change clears it.
+# and the next step change clears it. A typed draft (:func:`draft`, ``static/js/draft.js``) is
+# shown by the same page as typed, without errors (steps.machine).
 
 
 def _post(request: HttpRequest, study: StudyPlan, participant: Participant) -> HttpResponse:
@@ -187,6 +203,53 @@ def _post(request: HttpRequest, study: StudyPlan, participant: Participant) -> H
     # Also after a failed instruction check under the "end" policy: the done page explains why
     # the study ends before the participant returns to Prolific with the failed-check code.
     return _here(study)
+
+
+def _draft_refusal(error: InvalidDraft) -> HttpResponse:
+    return JsonResponse(domain_error_body(error), status=error.http_status)
+
+
+#: The answer to a stale page's draft (the JavaScript shows nothing either way).
+_STALE_DRAFT = StaleStep("That page was already submitted or is out of date; its draft was not kept.")
+
+
+@require_POST
+@never_cache
+def draft(request: HttpRequest, slug: str) -> HttpResponse:
+    """Keep what the participant has typed so far on a step page (``static/js/draft.js``).
+
+    A form post as the page's own (``csrfmiddlewaretoken``, ``token``, the page's fields; see
+    :func:`.drafts.typed_draft_fields`), bound to the participant as the step POST is (the
+    signed cookie, CSRF, the body limit, ``DRAFT_RATE_LIMIT``). Answers 204 when kept; 409 when
+    the page is stale (nothing kept); 400 or 403 for a draft that cannot be kept, 403 without a
+    binding, 404 for an unknown study, 429 over the limit; JSON error bodies. Never an answer:
+    the step's own POST is the only way to save one.
+    """
+    participant_id = bound_participant_id(request, slug=slug)
+    if participant_id is None:
+        return _draft_refusal(InvalidDraft(
+            "This browser has no session in this study; open the study again from Prolific.",
+            code="no_session", http_status=403,
+        ))
+    plan = study_plan_for_slug_recent(slug)
+    if plan is None:
+        return _draft_refusal(InvalidDraft("There is no such study.", code="unknown_study", http_status=404))
+    allowance = draft_admit(request, slug=slug, participant_id=participant_id)
+    if not allowance.allowed:
+        response = _draft_refusal(InvalidDraft(
+            "Too many drafts in a short time; this one was not kept.", code="rate_limited", http_status=429,
+        ))
+        response["Retry-After"] = str(allowance.retry_after_s)
+        return response
+    try:
+        kept = drafts.typed_draft_save(
+            plan=plan, participant_id=participant_id, token=request.POST.get("token", ""), fields=request.POST
+        )
+    except InvalidDraft as exc:
+        return _draft_refusal(exc)
+    if not kept:
+        return JsonResponse(domain_error_body(_STALE_DRAFT), status=409)
+    return HttpResponse(status=204)
 
 
 @never_cache

@@ -21,7 +21,8 @@ admin log entries of deleted rows      deleted                      (hold no PID
 
 A participant has no server session to delete: the browser holds only a signed cookie with the
 participant's row id (``participation/binding.py``), which points at nothing once the row is
-deleted, and a refused draft answer is stored on the participant row itself.
+deleted, and a draft (text typed but not submitted) is stored on the participant row itself:
+erasure deletes it with the row, the purge clears it.
 
 Each call writes one :class:`~.models.PrivacyAction` that holds neither the PID nor the
 pseudonym. Both run in one transaction under the study's row lock, which arrivals also take, so
@@ -289,7 +290,8 @@ def identifiers_purge(
     """Replace the raw Prolific IDs of ``study`` by their export pseudonyms; keep all data.
 
     Changes the participants' ``prolific_pid``, the submission rows' ``prolific_pid``, the text
-    of the study's stored webhook payloads and of its bonus payments. Exports are unchanged
+    of the study's stored webhook payloads and of its bonus payments, and clears every
+    participant's draft (text typed but never submitted, ``Participant.draft``). Exports are unchanged
     afterwards (:func:`~spotlight_study.participation.selectors.participant_pseudonym` returns a
     pseudonym as it is). Running it again changes only rows added since (e.g. by a late sync).
 
@@ -321,6 +323,9 @@ def identifiers_purge(
             mapping[p.prolific_pid] = participant_pseudonym(study=study, prolific_pid=p.prolific_pid)
             p.prolific_pid = mapping[p.prolific_pid]
         Participant.objects.bulk_update(participants, ["prolific_pid"], batch_size=500)
+        # Typed or refused drafts are text the participant never submitted (it may even name
+        # them): nothing to keep once the study is over.
+        Participant.objects.filter(study=study, draft__isnull=False).update(draft=None)
         submissions = []
         if prolific_study is not None:
             for sub in Submission.objects.filter(prolific_study=prolific_study).exclude(prolific_pid=""):

@@ -20,6 +20,7 @@ from django.urls import reverse
 from spotlight_study.accounts.roles import ANNOTATORS
 from spotlight_study.participation.models import Participant
 from spotlight_study.prolific.models import ProlificStudy
+from spotlight_study.stimuli.mining import premise_problem_here
 from spotlight_study.studies.content import pattern_problems
 from spotlight_study.studies.design import design_warnings
 from spotlight_study.studies.freeze import study_freeze_reason
@@ -302,7 +303,8 @@ def launch_check(
         Items in this order: token patterns, design, completion codes, Prolific link, webhook
         secret, annotators, study URL, study address (loopback, private or plain-HTTP
         addresses warn; only with a base URL), abandonment timeout, pilot, status (and, if real
-        participants have consented, a note that the study is frozen).
+        participants have consented, a note that the study is frozen; on a platform where
+        Premise cannot run, a warning naming c-TF-IDF).
     """
     report = LaunchReport(subject=study.slug)
     _content_items(report, study)
@@ -328,6 +330,10 @@ def launch_check(
     reason = study_freeze_reason(study=study)
     if reason:
         report.add("Frozen", WARNING, f"{reason} Its definition can no longer change.")
+    problem = premise_problem_here()
+    if problem:
+        # Mining is not part of running the study, so it does not block the launch.
+        report.add("Pattern mining", WARNING, problem)
     return report
 
 

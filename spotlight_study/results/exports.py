@@ -1,4 +1,4 @@
-"""The study export: tidy CSV files read by ``analysis/`` (columns documented in the README).
+"""The study export: tidy CSV files read by ``analysis/`` (columns documented in docs/export.md).
 
 Joins the participants' answers (:mod:`spotlight_study.participation`) with their final labels
 (:mod:`spotlight_study.annotation`), which is why it lives in this app above both. The

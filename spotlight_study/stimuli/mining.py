@@ -21,12 +21,47 @@ arXiv:2203.05794.
 from __future__ import annotations
 
 import math
+import platform
+import sys
 from dataclasses import dataclass
 from typing import Sequence
 
 from .errors import MiningError
 
 METHODS = ("premise", "ctfidf")
+
+# The Premise programs pypremise 0.2 ships (it runs a compiled program; nothing is built at
+# install): (sys.platform, platform.machine() in lower case) -> what to call the platform.
+# A server is Linux, so in practice: x86-64 only (an ARM server, e.g. AWS Graviton, cannot).
+PREMISE_PLATFORMS = {
+    ("linux", "x86_64"): "x86-64 Linux",
+    ("linux", "amd64"): "x86-64 Linux",
+    ("darwin", "arm64"): "Apple-silicon macOS",
+    ("win32", "amd64"): "x86-64 Windows",
+    ("win32", "x86_64"): "x86-64 Windows",
+}
+
+
+def premise_platform_problem(machine: str, system: str) -> str | None:
+    """Why Premise cannot run on a platform, or None when pypremise ships a program for it.
+
+    ``machine`` is ``platform.machine()`` (``"x86_64"``, ``"aarch64"``, ``"AMD64"``), ``system``
+    is ``sys.platform`` (``"linux"``, ``"darwin"``, ``"win32"``). The message names c-TF-IDF,
+    which runs everywhere, as the alternative.
+    """
+    if (system.lower(), machine.lower()) in PREMISE_PLATFORMS:
+        return None
+    shipped = ", ".join(sorted(set(PREMISE_PLATFORMS.values()), key=lambda n: "Linux" not in n))
+    return (
+        f"Premise cannot run on this server ({machine or 'unknown machine'}, {system}): PyPremise "
+        f"ships its Premise program for {shipped} only. Mine with c-TF-IDF instead (method "
+        "ctfidf), which runs on any platform, or run Premise on an x86-64 Linux server."
+    )
+
+
+def premise_problem_here() -> str | None:
+    """:func:`premise_platform_problem` for the machine this process runs on."""
+    return premise_platform_problem(platform.machine(), sys.platform)
 
 
 @dataclass(frozen=True)
@@ -163,7 +198,8 @@ def mine_premise(
     Raises
     ------
     MiningError
-        If a group is empty, an output has no token (Premise aborts on one), or Premise fails.
+        At once on a platform without a Premise program (:func:`premise_platform_problem`); if
+        a group is empty, an output has no token (Premise aborts on one), or Premise fails.
 
     Notes
     -----
@@ -174,6 +210,9 @@ def mine_premise(
     contain the pattern. ``group`` is the group with the higher share of outputs containing the
     pattern; on a tie, Premise's direction.
     """
+    problem = premise_problem_here()
+    if problem:
+        raise MiningError(problem)
     from pypremise import Direction, Premise, data_loaders
 
     _check_groups(group1_tokens, group2_tokens)

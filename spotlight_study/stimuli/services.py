@@ -22,6 +22,7 @@ from spotlight_study.studies.models import Setting, Study, TokenPattern
 from .errors import SettingBuildError, StimuliError
 from .importers import ImportedGroups, ImportOptions, check_size, read_outputs
 from .jobs.runner import job_dispatch
+from .mining import premise_problem_here
 from .jobs.state import job_cancel, job_reopen
 from .provenance import provenance_record
 from .models import (
@@ -242,9 +243,13 @@ def mining_job_create(
     ValidationError
         For bad parameters.
     StimuliError
-        If the set has no outputs in a group, or its outputs are still being generated.
+        If the set has no outputs in a group, or its outputs are still being generated; for
+        Premise on a platform it cannot run on (the message names c-TF-IDF), before any job.
     """
     clean = _mining_params(method, params)
+    problem = premise_problem_here() if method == MiningJob.Method.PREMISE else None
+    if problem:
+        raise StimuliError(problem)
     with transaction.atomic():
         generation_job = GenerationJob.objects.filter(stimulus_set=stimulus_set).first()
         if generation_job is not None and generation_job.status in ACTIVE_STATUSES:

@@ -20,6 +20,7 @@ from . import selectors, services
 from .forms import GenerationForm, ImportForm, MiningForm, SettingBuildForm
 from .errors import JobStateError, OutputImportError, SettingBuildError, StimuliError
 from .importers import ImportOptions
+from .mining import premise_problem_here
 from .models import StimulusSet
 from .tokenize import pipeline_label
 
@@ -117,7 +118,8 @@ def stimulus_set_detail(request: HttpRequest, pk: int) -> HttpResponse:
                 (j, selectors.job_progress(j, kind="mining"), pipeline_label(j.pipeline)) for j in mining_jobs
             ],
             "preview": selectors.outputs_preview(stimulus_set),
-            "mining_form": MiningForm(),
+            # Where Premise cannot run, the form starts on c-TF-IDF (the page says why).
+            "mining_form": MiningForm(initial={"method": "ctfidf"} if premise_problem_here() else None),
         },
     )
 

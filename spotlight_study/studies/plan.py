@@ -16,6 +16,7 @@ transaction).
 """
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -263,6 +264,7 @@ def on_study_pre_save(sender, instance: Study, raw: bool = False, **kwargs) -> N
     """Draw a new version for the row being saved (written by the same INSERT or UPDATE)."""
     if not raw:
         instance.definition_version = new_definition_version()
+        _RECENT.clear()
 
 
 def on_study_post_save(sender, instance: Study, raw: bool = False, update_fields=None, **kwargs) -> None:
@@ -275,6 +277,7 @@ def on_setting_changed(sender, instance: Setting, raw: bool = False, **kwargs) -
     """A setting saved or deleted changes its study's definition."""
     if not raw and instance.study_id:
         study_definition_changed(study_id=instance.study_id)
+        _RECENT.clear()
 
 
 def on_pattern_changed(sender, instance: TokenPattern, raw: bool = False, **kwargs) -> None:
@@ -283,6 +286,7 @@ def on_pattern_changed(sender, instance: TokenPattern, raw: bool = False, **kwar
         Study.objects.filter(settings__pk=instance.setting_id).update(
             definition_version=new_definition_version()
         )
+        _RECENT.clear()
 
 
 # Asked by every arrival: compiled once per process (spotlight_study.compiled_sql).
@@ -307,3 +311,30 @@ def study_plan_for_slug(slug: str) -> StudyPlan | None:
         return study_plan(study_id=row[0], version=row[1])
     except Study.DoesNotExist:  # deleted in between
         return None
+
+
+#: How long (s) :func:`study_plan_for_slug_recent` may answer without asking the database.
+RECENT_PLAN_MAX_AGE_S = 5.0
+_RECENT: dict[str, tuple[float, StudyPlan]] = {}
+_MAX_RECENT = 256
+
+
+def study_plan_for_slug_recent(slug: str, *, max_age_s: float = RECENT_PLAN_MAX_AGE_S) -> StudyPlan | None:
+    """The plan of the study ``slug`` as :func:`study_plan_for_slug` gave it at most
+    ``max_age_s`` seconds ago in this process (no query then), or ``None`` if there is none.
+
+    For requests that need the study's limits but must not spend a query on them (a typed
+    draft: one ``UPDATE``, nothing else): a plan edited by another process within the last
+    seconds may show its previous version (an edit in this process forgets every recent plan).
+    An unknown slug is asked again every time.
+    """
+    now = time.monotonic()
+    cached = _RECENT.get(slug)
+    if cached is not None and now - cached[0] <= max_age_s:
+        return cached[1]
+    plan = study_plan_for_slug(slug)
+    if plan is not None:
+        if len(_RECENT) >= _MAX_RECENT:
+            _RECENT.clear()
+        _RECENT[slug] = (now, plan)
+    return plan

@@ -1,6 +1,6 @@
 """Validation of study files (YAML or JSON), with DRF serializers so that errors name the field.
 
-The file format is documented in README.md ("Defining a study"); ``fixtures/spotlight-replication.yaml`` is
+The file format is documented in docs/study-file.md; ``fixtures/spotlight-replication.yaml`` is
 a complete example.
 """
 from __future__ import annotations

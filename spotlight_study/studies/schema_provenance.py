@@ -4,7 +4,7 @@ obtained on the Stimuli pages (stimulus set, generation, mining job, mined patte
 ``export_study`` writes it for every setting built from mined patterns, and ``import_study``
 stores it on the setting (``Setting.provenance``), so a study file carries the record across
 copies. Nothing else reads it: the participant flow uses the setting's texts and patterns.
-README.md ("Defining a study") documents the fields.
+docs/study-file.md documents the fields.
 
 The choices repeat those of the stimuli app's models (``StimulusSet.Source``,
 ``MiningJob.Method``, ``SettingSource.Selection``), which this app cannot import (it is below

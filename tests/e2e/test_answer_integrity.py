@@ -99,8 +99,9 @@ def test_back_forward_and_reload_at_every_step(page, live_server, live_demo_stud
     assert participant.step == Participant.Step.INSTRUCTIONS
     page.get_by_role("button", name="Continue").click()
 
-    # Each task: type something, then reload/Back/Forward. The box comes back empty (the text
-    # was never submitted) and nothing is stored, then the real answer is submitted.
+    # Each task: type something, then reload/Back/Forward. The box comes back with the typed
+    # text (kept by the server as a draft, draft.js) and no answer is stored; then the real
+    # answer is submitted. (Before typed drafts the box came back empty.)
     expected: dict[int, str | None] = {}
     for position, progress, text in (
         (0, "Instructions, step 2 of 2", TRAINING),
@@ -108,11 +109,14 @@ def test_back_forward_and_reload_at_every_step(page, live_server, live_demo_stud
         (2, "Task 2 of 2", TASK_2),
     ):
         expect_task(page, progress)
-        _answer_box(page).fill(f"Typed but not submitted on {progress}.")
+        typed = f"Typed but not submitted on {progress}."
+        expect(page.locator("form[data-draft-state=ready]")).to_have_count(1)  # draft.js is on
+        _answer_box(page).fill(typed)
+        expect(page.locator("form[data-draft-state=saved]")).to_have_count(1)
 
-        def task_shown(progress=progress):
+        def task_shown(progress=progress, typed=typed):
             expect_task(page, progress)
-            assert _answer_box(page).input_value() == ""
+            assert _answer_box(page).input_value() == typed
 
         round_trip(task_shown)
         expected[position] = None
@@ -121,11 +125,14 @@ def test_back_forward_and_reload_at_every_step(page, live_server, live_demo_stud
         submit(page)
         expected[position] = text
 
+    # The survey's choices come back too (a typed draft), and none is stored as an answer.
     def survey_shown():
         expect(page.get_by_role("heading", name="A few questions about the tasks")).to_be_visible()
-        expect(page.locator(".survey input[type=radio]:checked")).to_have_count(0)
+        expect(page.locator(".survey input[type=radio]:checked")).to_have_count(10)
 
+    expect(page.locator("form[data-draft-state=ready]")).to_have_count(1)
     fill_survey(page)
+    expect(page.locator("form[data-draft-state=saved]")).to_have_count(1)
     round_trip(survey_shown)
     assert not SurveyAnswer.objects.filter(participant=participant).exists()
     fill_survey(page)

@@ -140,6 +140,7 @@ def test_the_flow_without_the_test_step_is_the_declared_order(db):
 @pytest.mark.parametrize("name,sql", [
     (statements.ANSWER_SAVED, statements.ANSWER_SAVED_SQL),
     (statements.TASK_SERVED, statements.TASK_SERVED_SQL),
+    (statements.TYPED_DRAFT_SAVED, statements.TYPED_DRAFT_SAVED_SQL),
 ])
 def test_the_steps_sql_is_written_out_as_it_runs(db, name, sql):
     """The literal SQL in steps/statements.py is the SQL the compiled statement runs on this database."""
@@ -149,6 +150,6 @@ def test_the_steps_sql_is_written_out_as_it_runs(db, name, sql):
 def test_every_step_names_statements_that_exist():
     """Each registered step's ``statements`` are names defined in steps/statements.py."""
     known = {statements.LOCKED_READ, statements.PARTICIPANT_SAVE, statements.TASK_SERVED,
-             statements.ANSWER_SAVED, statements.SURVEY_INSERTED}
+             statements.ANSWER_SAVED, statements.SURVEY_INSERTED, statements.TYPED_DRAFT_SAVED}
     for key in steps.flow_order:
         assert set(steps.spec.spec_named(key).statements) <= known, key

@@ -205,3 +205,56 @@ def test_purge_is_refused_while_the_study_is_open(world):
     with pytest.raises(CommandError, match="purge identifiers only after it has closed"):
         call_command("purge_identifiers", world["study"].slug)
     assert database_text() == before
+
+
+def _typing_participant(study, text: str) -> Participant:
+    """A participant on main task 1 whose typed draft (draft.js's POST) holds ``text``."""
+    w = Walker(Client(), study.slug)
+    w.enter()
+    w.consent()
+    w.instructions()
+    w.answer("The first group fishes by day, the second at night.")
+    w.page()
+    r = w.client.post(f"/s/{study.slug}/draft/", {"token": w.token(), w.answer_field(): text})
+    assert r.status_code == 204
+    return Participant.objects.get(prolific_pid=w.pid)
+
+
+@pytest.mark.django_db
+def test_erasure_removes_a_typed_draft(world):
+    """A participant's typed draft is gone after their erasure: its text is in no table."""
+    study = world["study"]
+    p = _typing_participant(study, "DRAFT-ONLY-TEXT of the erased participant")
+    other = _typing_participant(study, "DRAFT-ONLY-TEXT of another participant")
+    assert tables_holding("DRAFT-ONLY-TEXT of the erased") == {"participation_participant"}
+
+    call_command("erase_participant", study.slug, "--pid", p.prolific_pid)
+
+    assert tables_holding("DRAFT-ONLY-TEXT of the erased") == set()
+    other.refresh_from_db()
+    assert other.draft["data"] == {"answer_1": "DRAFT-ONLY-TEXT of another participant"}
+
+
+@pytest.mark.django_db
+def test_purge_identifiers_clears_every_draft(world):
+    """purge_identifiers clears typed and refused drafts; the saved answers stay."""
+    study = world["study"]
+    typing = _typing_participant(study, "DRAFT-ONLY-TEXT typed")
+    refused = _typing_participant(study, "DRAFT-ONLY-TEXT to be replaced")
+    w = Walker(Client(), study.slug, pid=refused.prolific_pid)
+    w.enter()
+    w.page()
+    w.post({w.answer_field(): "x" * 5001, "client_events": ""})  # refused: kept as a draft
+    refused.refresh_from_db()
+    assert refused.draft and "typed" not in refused.draft
+    answers = TaskResponse.objects.filter(answered_at__isnull=False).count()
+    study.status = study.Status.CLOSED
+    study.save()
+
+    call_command("purge_identifiers", study.slug)
+
+    assert not Participant.objects.filter(study=study, draft__isnull=False).exists()
+    assert tables_holding("DRAFT-ONLY-TEXT") == set() and tables_holding("x" * 5001) == set()
+    assert TaskResponse.objects.filter(answered_at__isnull=False).count() == answers
+    typing.refresh_from_db()
+    assert typing.step == Participant.Step.TASK and typing.status == Participant.Status.IN_PROGRESS

@@ -98,6 +98,23 @@ def test_a_spoofed_forwarded_for_header_does_not_escape_the_lockout(staff, setti
     assert response.status_code == 429
 
 
+def test_behind_a_trusted_proxy_the_lockout_counts_the_client_not_the_proxy(staff, settings):
+    """TRUSTED_PROXY_COUNT=1, every request from the proxy's address: the client the proxy names
+    in X-Forwarded-For is locked out, another client behind the same proxy is not."""
+    settings.TRUSTED_PROXY_COUNT = 1
+    proxy = Client(REMOTE_ADDR="127.0.0.1")
+    for i in range(settings.AXES_FAILURE_LIMIT):
+        proxy.post("/accounts/login/", {"username": "alice", "password": f"guess-{i}"},
+                   HTTP_X_FORWARDED_FOR=ATTACKER)
+    locked = proxy.post("/accounts/login/", {"username": "alice", "password": PASSWORD},
+                        HTTP_X_FORWARDED_FOR=ATTACKER)
+    assert locked.status_code == 429
+    other = Client(REMOTE_ADDR="127.0.0.1").post(
+        "/accounts/login/", {"username": "alice", "password": PASSWORD}, HTTP_X_FORWARDED_FOR="198.51.100.20"
+    )
+    assert other.status_code == 302
+
+
 def test_the_lockout_ends_after_the_cool_off(staff, settings):
     """Once the cool-off has passed without a further attempt, the right password works again."""
     settings.AXES_COOLOFF_TIME = timedelta(seconds=2)

@@ -19,39 +19,50 @@ from . import statements
 from .spec import Outcome, PilotTurn, PreviewPage, StepSpec, Turn, flow_order, spec_for, spec_named
 
 
-def _draft_for(participant: Participant, token: str) -> dict | None:
-    """The kept draft of the page with ``token`` (``{field: value}``), or ``None``: a draft
-    belongs to one page, another page ignores it and the next step change clears it."""
+def _draft_for(participant: Participant, token: str) -> tuple[dict | None, bool]:
+    """The kept draft of the page with ``token`` (``{field: value}``, or ``None``) and whether
+    it was typed (``static/js/draft.js``: shown as typed) rather than refused (shown with its
+    errors). A draft belongs to one page: another page ignores it, the next step change clears
+    it."""
     draft = participant.draft
     if not draft or draft.get("token") != token:
-        return None
-    return drafts.draft_data(draft)
+        return None, False
+    return drafts.draft_data(draft), drafts.draft_is_typed(draft)
 
 
 def _form(spec: StepSpec, turn: Turn):
-    """The step's form: bound to the page's kept draft (showing its errors) or fresh."""
+    """The step's form: fresh, or restoring the page's kept draft. A refused draft is bound
+    (its errors show next to the fields); a typed one gives the initial values (a half-typed
+    answer is no error)."""
     if spec.form is None:
         return None
     kwargs = spec.form_kwargs(turn)
     if turn.draft is None:
         return spec.form(initial={"token": turn.token}, **kwargs)
+    if turn.draft_typed:
+        return spec.form(initial={**turn.draft, "token": turn.token}, **kwargs)
     form = spec.form({**turn.draft, "token": turn.token}, **kwargs)
     form.is_valid()  # computes the errors the template shows next to the fields
     return form
 
 
-def page(*, participant: Participant, plan, query_string: str = "") -> tuple[str, dict]:
+def page(
+    *, participant: Participant, plan, query_string: str = "", draft_url: str = ""
+) -> tuple[str, dict]:
     """The participant's current step page: ``(template, context)``.
 
-    The context holds ``study`` (the plan), ``participant``, ``form`` (bound to the page's kept
-    draft, if any), ``place`` (:func:`..page_place.page_place`) and the step's own context.
-    A task page records its serving (the one write a GET makes).
+    The context holds ``study`` (the plan), ``participant``, ``form`` (restoring the page's
+    kept draft, refused or typed, if any), ``place`` (:func:`..page_place.page_place`) and the
+    step's own context (which gives ``draft_url``, where ``static/js/draft.js`` sends typed
+    drafts, on the pages that have something to type). A task page records its serving (the
+    one write a GET makes).
     """
     spec = spec_for(participant)
     token = step_token(participant)
+    draft, typed = _draft_for(participant, token)
     turn = Turn(
-        participant=participant, plan=plan, token=token,
-        draft=_draft_for(participant, token), query_string=query_string,
+        participant=participant, plan=plan, token=token, draft=draft, draft_typed=typed,
+        query_string=query_string, draft_url=draft_url,
     )
     form = _form(spec, turn)
     ctx = {

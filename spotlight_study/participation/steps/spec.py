@@ -45,7 +45,9 @@ class Turn:
     """One participant at one step: what a step's form builder, context builder and save get.
 
     ``now`` is the instant of the request (or the pilot's simulated instant); ``draft`` the kept
-    ``{field: value}`` of this page's refused form, or ``None``; ``query_string`` the GET's.
+    ``{field: value}`` of this page, or ``None``, and ``draft_typed`` whether it was typed
+    (``static/js/draft.js``) rather than a refused form; ``query_string`` the GET's;
+    ``draft_url`` where the page sends typed drafts (empty: none).
     ``task`` and ``conditions`` are worked out once per turn, when first asked for.
     """
 
@@ -54,7 +56,9 @@ class Turn:
     now: datetime | None = None
     token: str = ""
     draft: dict | None = None
+    draft_typed: bool = False
     query_string: str = ""
+    draft_url: str = ""
 
     @cached_property
     def task(self) -> tuple[SettingPlan, str, int]:

@@ -16,10 +16,12 @@ from .spec import Outcome, PilotTurn, PreviewPage, StepSpec, Turn
 
 def survey_context(turn: Turn, form) -> dict:
     """A fresh survey's questions come as shared HTML (:func:`..fragments.survey_radios_html`);
-    a kept draft's are rendered with its own choices and errors."""
-    if turn.draft is None:
-        return {"radios_html": survey_radios_html(plan=turn.plan, conditions=turn.conditions, form=form)}
-    return {}
+    a kept draft's (refused or typed) are rendered with its own choices (and a refused one's
+    errors). Typed drafts go to ``draft_url``."""
+    ctx = {"draft_url": turn.draft_url}
+    if turn.draft is None:  # the shared HTML has no choice checked
+        ctx["radios_html"] = survey_radios_html(plan=turn.plan, conditions=turn.conditions, form=form)
+    return ctx
 
 
 def survey_save(turn: Turn, *, responses: dict[tuple[str, str], int], comment: str) -> Outcome:
@@ -91,5 +93,6 @@ SURVEY = StepSpec(
     save=survey_save,
     preview=survey_preview,
     pilot=survey_pilot,
-    statements=(statements.LOCKED_READ, statements.SURVEY_INSERTED, statements.PARTICIPANT_SAVE),
+    statements=(statements.LOCKED_READ, statements.SURVEY_INSERTED, statements.PARTICIPANT_SAVE,
+                statements.TYPED_DRAFT_SAVED),
 )

@@ -68,7 +68,8 @@ def _form_kwargs(turn: Turn) -> dict:
 
 def task_context(turn: Turn, form) -> dict:
     """The task page, and the record of its serving (the only write of a GET: it starts the
-    time on task and fixes the shown order of the texts, see :func:`..services.task_serve`)."""
+    time on task and fixes the shown order of the texts, see :func:`task_serve`); the answer
+    box's typed draft is restored by the machine's form and saved to ``draft_url``."""
     p = turn.participant
     setting, condition, position = turn.task
     # Built once: it fixes the response row's shown order and is what the page shows.
@@ -79,6 +80,7 @@ def task_context(turn: Turn, form) -> dict:
         "position": position,
         "n_tasks": len(p.cell_plan),
         "is_training": position == 0,
+        "draft_url": turn.draft_url,
     }
 
 
@@ -229,7 +231,7 @@ def main_task_pilot(pt: PilotTurn) -> dict | None:
 
 _STATEMENTS = (
     statements.LOCKED_READ, statements.TASK_SERVED, statements.ANSWER_SAVED,
-    statements.PARTICIPANT_SAVE,
+    statements.PARTICIPANT_SAVE, statements.TYPED_DRAFT_SAVED,
 )
 
 TRAINING = StepSpec(
