@@ -61,48 +61,18 @@ def _slots(connection, params, sentinels: dict[str, Any]) -> list[tuple | None]:
 
 # --- the cursor --------------------------------------------------------------------------------
 _ROWS, _ONE, _ROWCOUNT = "rows", "one", "rowcount"
-_REUSED_CURSOR = "_compiled_sql_cursor"
-
-
-def _statement_cursor(connection) -> tuple[Any, bool]:
-    """Django's cursor wrapper for one statement, and whether the caller must close it.
-
-    ``connection.cursor()`` builds a new driver cursor and wrapper for every statement: about 30
-    µs of CPU on PostgreSQL (psycopg's cursor and its adapters), a third of what a participant
-    read costs in all (docs/performance.md, part 5). Here the wrapper is kept on the connection and
-    reused while the same driver connection lasts; everything else ``cursor()`` does still runs
-    (the per-request health check, reconnecting a closed connection, the thread check), and
-    ``CursorWrapper.execute`` still applies Django's execute wrappers and error translation.
-
-    A new cursor, closed after use, is made instead while queries are logged (``DEBUG``, or a
-    test capturing them: Django's debug wrapper records them) and while the connection is shared
-    between threads (tests with a live server), where two threads must not share one cursor.
-    """
-    if connection.queries_logged or connection.allow_thread_sharing:
-        return connection.cursor(), True
-    connection.close_if_health_check_failed()
-    cached = connection.__dict__.get(_REUSED_CURSOR)
-    if cached is not None and cached[0] is connection.connection is not None:
-        connection.validate_thread_sharing()
-        return cached[1], False
-    cursor = connection.cursor()
-    connection.__dict__[_REUSED_CURSOR] = (connection.connection, cursor)
-    return cursor, False
 
 
 def _run(connection, sql: str, args: list, result: str) -> Any:
-    """Execute ``sql`` with ``args``; return all rows, the first row or the row count."""
-    cursor, owned = _statement_cursor(connection)
-    try:
+    """Execute ``sql`` with ``args`` on a new Django cursor (closed after it, as the ORM does);
+    return all rows, the first row or the row count."""
+    with connection.cursor() as cursor:
         cursor.execute(sql, args)
         if result == _ROWS:
             return cursor.fetchall()
         if result == _ONE:
             return cursor.fetchone()
         return cursor.rowcount
-    finally:
-        if owned:
-            cursor.close()
 
 
 class PreparedQuery:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from django.db.models import Q
 
+from spotlight_study.participation.models import TaskResponse
 from spotlight_study.studies.models import Study
 
 from .models import AnnotationPool, Item
@@ -32,13 +33,20 @@ def pilot_round_state(*, study: Study) -> dict:
     -------
     dict
         ``open``: bool; ``changed_at``: when it was last opened or closed, or ``None``;
-        ``items``: the study's pilot items (pilot answers that became items).
+        ``items``: the study's pilot items, counting the pilot answers not made items yet.
     """
     pool = AnnotationPool.objects.filter(study=study).first()
     return {
         "open": bool(pool and pool.pilot_round_open),
         "changed_at": pool.pilot_round_changed_at if pool else None,
-        "items": Item.objects.filter(study=study, is_pilot=True).count(),
+        "items": Item.objects.filter(study=study, is_pilot=True).count()
+        # Pilot answers that are not items yet (the overview, which shows this, writes nothing).
+        + TaskResponse.objects.filter(
+            participant__study=study,
+            participant__is_pilot=True,
+            answered_at__isnull=False,
+            annotation_item__isnull=True,
+        ).count(),
     }
 
 

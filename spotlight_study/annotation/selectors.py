@@ -16,7 +16,7 @@ from django.db.models import Count, Prefetch, Q, QuerySet
 from django.utils import timezone
 
 from spotlight_study.participation import flags as quality_flags
-from spotlight_study.participation.models import Participant
+from spotlight_study.participation.models import Participant, TaskResponse
 from spotlight_study.studies.models import Setting, Study
 
 from .agreement_rows import SINGLE_VALUE_FIELDS, AgreementRow, agreement_rows, codebooks_of
@@ -198,13 +198,30 @@ def _available_to(study: Study, annotator, now: datetime, pilot: bool) -> int:
         .exclude(state__in=(Assignment.State.RELEASED, Assignment.State.SKIPPED))
         .exclude(state=Assignment.State.RESERVED, expires_at__lte=now)
     )
-    return (
+    items = (
         Item.objects.filter(study=study, is_pilot=pilot)
         .exclude(pk__in=held.values("item_id"))
         .annotate(n=Count("assignments", filter=active))
         .filter(n__lt=study.annotators_per_item)
         .count()
     )
+    return items + answers_without_item(study=study, pilot=pilot)
+
+
+def answers_without_item(*, study: Study, pilot: bool = False) -> int:
+    """The saved answers of the round (real, or ``pilot`` participants') that are not an item
+    yet: open to every annotator, each with all k places free. One query (an anti-join).
+
+    The pages that only read (the queue, the item page's progress, the overview) count them so
+    that they write nothing; *Next item* makes them items
+    (:func:`.services.queue.items_sync`) before it hands one out.
+    """
+    return TaskResponse.objects.filter(
+        participant__study=study,
+        participant__is_pilot=pilot,
+        answered_at__isnull=False,
+        annotation_item__isnull=True,
+    ).count()
 
 
 def annotator_progress(
@@ -519,6 +536,8 @@ def researcher_overview(
             sources[final.source] += 1
     labels_per_user = table.labels_per_annotator
     seats = StudyAnnotator.objects.filter(study=study).select_related("user").order_by("number")
+    # Answers nobody has asked for yet are items in progress (the overview writes nothing).
+    status["in_progress"] += answers_without_item(study=study, pilot=is_pilot)
     out = {
         "items": sum(status.values()),
         "status": dict(status),

@@ -66,7 +66,7 @@ from .services.machine_acceptance import (
     machine_labels_revoke,
 )
 from .services.pilot_round import pilot_round_set
-from .services.queue import assignment_next, assignment_skip, item_open, items_sync
+from .services.queue import assignment_next, assignment_skip, item_open
 
 
 def _error(
@@ -113,7 +113,7 @@ def _queue_url(slug: str, pilot: bool) -> str:
 
 def _queue_page(request: HttpRequest, slug: str, *, pilot: bool) -> HttpResponse:
     study = study_get_or_404(slug=slug, with_settings=False)
-    items_sync(study=study)
+    # Writes nothing: answers that are not items yet count as open (selectors.answers_without_item).
     return render(
         request,
         "annotation/queue.html",
@@ -382,7 +382,6 @@ def overview(request: HttpRequest, slug: str) -> HttpResponse:
     """Annotation progress, annotators, agreement per label and the downloads, of the real
     items; the pilot annotation round in a section of its own."""
     study = study_get_or_404(slug=slug, with_settings=False)
-    items_sync(study=study)
     pilot = pilot_round_state(study=study)
     if pilot["open"] or pilot["items"]:
         pilot["o"] = selectors.researcher_overview(study=study, is_pilot=True)
@@ -539,7 +538,8 @@ class NextItemAPI(_AnnotatorAPI):
 
 
 class ItemAPI(_AnnotatorAPI):
-    """``GET``: one of the annotator's items and their own label (renews the reservation)."""
+    """``GET``: one of the annotator's items and their own label (writes nothing: the label's
+    save checks the reservation again)."""
 
     def get(self, request, slug: str, item_id: str):
         study = study_get_or_404(slug=slug, with_settings=False)

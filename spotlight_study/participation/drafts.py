@@ -22,11 +22,12 @@ import hmac
 
 from django.utils import timezone
 
+from spotlight_study.studies.plan import StudyPlan
+
 from .errors import ForeignDraft, InvalidDraft
 from .models import Participant
 from .services import step_token_of
-from spotlight_study.compiled_sql import PreparedUpdate, fields_save
-from spotlight_study.studies.plan import StudyPlan
+from .steps.statements import participant_save, typed_draft_saved
 
 # A Unicode noncharacter (never valid in submitted text) standing for NUL inside stored drafts.
 DRAFT_NUL = "\ufdd0"
@@ -62,7 +63,7 @@ def draft_save(*, participant: Participant, token: str, data: dict[str, str]) ->
     it back.
     """
     participant.draft = {"token": token, "data": _stored(data)}
-    fields_save(participant, ["draft", "updated_at"])
+    participant_save(participant, ["draft", "updated_at"])
 
 
 # --- typed drafts ------------------------------------------------------------------------------
@@ -151,23 +152,6 @@ def typed_draft_fields(
     return step, task_index, data
 
 
-#: On PostgreSQL the draft's UPDATE commits without waiting for its WAL to reach the disk
-#: (``synchronous_commit`` off for its own one-statement transaction, set by the statement
-#: itself: no extra round trip). Waiting cost the app about 0.15 ms of CPU per save (psycopg's
-#: wait for the commit) and 1.5-4 ms of latency on this machine. A database crash may lose the
-#: drafts of its last fraction of a second, never an answer: every other write commits as
-#: before, and its synchronous commit also flushes the earlier drafts' WAL.
-ASYNC_COMMIT_CONDITION = "set_config('synchronous_commit', 'off', true) IS NOT NULL"
-
-# Compiled once per process (compiled_sql): the one statement of a typed draft's save.
-_TYPED_UPDATE = PreparedUpdate(
-    Participant,
-    set_fields=["draft", "updated_at"],
-    where_fields=["id", "study", "status", "step", "task_index"],
-    vendor_conditions={"postgresql": ASYNC_COMMIT_CONDITION},
-)
-
-
 def typed_draft_save(*, plan: StudyPlan, participant_id: int, token: str, fields) -> bool:
     """Keep what the participant has typed so far on the page ``token``; whether it was kept.
 
@@ -179,13 +163,14 @@ def typed_draft_save(*, plan: StudyPlan, participant_id: int, token: str, fields
     Of two tabs of the same page, the later save wins.
 
     Call it outside a transaction, as the view does: on PostgreSQL the statement turns
-    synchronous commit off for the transaction it runs in (:data:`ASYNC_COMMIT_CONDITION`),
-    which should hold nothing but the draft.
+    synchronous commit off for the transaction it runs in
+    (:data:`.steps.statements.ASYNC_COMMIT_CONDITION`),
+    which should hold nothing but the draft (:data:`.steps.statements.TYPED_DRAFT_SAVED_SQL`).
     """
     step, task_index, data = typed_draft_fields(
         plan=plan, participant_id=participant_id, token=token, fields=fields
     )
-    changed = _TYPED_UPDATE.execute(
+    changed = typed_draft_saved(
         values={
             "draft": {"token": token, "data": _stored(data), "typed": True},
             "updated_at": timezone.now(),

@@ -1,7 +1,6 @@
 """Forms of the participant flow. They validate input; services change state."""
 from __future__ import annotations
 
-import copy
 import json
 
 from django import forms
@@ -21,30 +20,6 @@ _MAX_COUNT = 100_000
 _MAX_HIDDEN_MS = 24 * 60 * 60 * 1000
 
 
-class _SharedFields(dict):
-    """A form class's ``base_fields`` whose copy for each form shares the field objects.
-
-    Django's ``BaseForm.__init__`` deep-copies ``base_fields`` for every form, so that a form may
-    change its own fields: 50-70 µs per participant form (fields, widgets, validators, error
-    messages), and a participant flow builds a dozen. The participant forms never change a
-    declared field after the class is built: a form that changes one per request (a label, a
-    widget) replaces it with its own copy first, as :class:`SurveyForm` does with ``comment``.
-    So each form gets a new dict of the same fields: it may add, drop or reorder its fields,
-    and validation keeps its data and errors on the form, never on a field.
-    """
-
-    def __deepcopy__(self, memo: dict) -> dict:
-        return dict(self)
-
-
-def _shared_fields(form_class):
-    """Class decorator: the form's declared fields are shared by its instances (see
-    :class:`_SharedFields`). Each subclass needs its own decorator."""
-    form_class.base_fields = _SharedFields(form_class.base_fields)
-    return form_class
-
-
-@_shared_fields
 class EntryForm(forms.Form):
     """Prolific's URL parameters: each 24 lowercase hex characters, each given once.
 
@@ -75,14 +50,12 @@ class EntryForm(forms.Form):
         return [f"{name} {' '.join(errs)}" for name, errs in self.errors.items()]
 
 
-@_shared_fields
 class StepForm(forms.Form):
     """Base form: carries the token of the page it was rendered for."""
 
     token = forms.CharField(widget=forms.HiddenInput, max_length=40)
 
 
-@_shared_fields
 class ConsentForm(StepForm):
     """Consent decision: the button pressed, ``agree``, ``decline`` (asks to confirm) or
     ``decline_confirmed`` (the confirmation's button, which ends the session)."""
@@ -167,7 +140,6 @@ def answer_field_name(position: int) -> str:
     return f"answer_{position}"
 
 
-@_shared_fields
 class AnswerForm(StepForm):
     """A task answer for the task at ``position`` (0 = training, 1..k = main tasks).
 
@@ -259,7 +231,6 @@ class AnswerForm(StepForm):
         return parse_telemetry(self.cleaned_data.get("client_events", ""))
 
 
-@_shared_fields
 class SurveyForm(StepForm):
     """The survey, built from the study's survey definition and the participant's conditions.
 
@@ -280,10 +251,7 @@ class SurveyForm(StepForm):
         self.sections = sections
         # The question fields are shared between forms (see _survey_questions).
         self.fields.update(questions)
-        # The declared comment field is shared (_SharedFields): this form's label goes on its own
-        # copy.
-        comment = self.fields["comment"] = copy.copy(self.fields["comment"])
-        comment.label = survey["comment_prompt"]
+        self.fields["comment"].label = survey["comment_prompt"]
         # Keep the comment last.
         self.fields["comment"] = self.fields.pop("comment")
 

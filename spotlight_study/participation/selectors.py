@@ -162,7 +162,7 @@ def task_page(*, setting: Setting | SettingPlan, condition: str, shuffle_seed: i
     ``pattern_with_distractors`` the target and distractor patterns are shuffled together.
     A compiled setting (the participant pages) gives its prepared pattern box; a ``Setting``
     (the researcher's preview) reads its prefetched patterns. Call it once per request: the
-    page serves both the response row (:func:`.services.task_serve`) and the template.
+    page serves both the response row (:func:`.steps.task.task_serve`) and the template.
     """
     order1 = text_order(shuffle_seed=shuffle_seed, setting_key=f"{setting.key}:1", n=len(setting.group1_texts))
     order2 = text_order(shuffle_seed=shuffle_seed, setting_key=f"{setting.key}:2", n=len(setting.group2_texts))

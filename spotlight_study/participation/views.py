@@ -20,6 +20,7 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from spotlight_study.errors import error_context
@@ -31,24 +32,15 @@ from spotlight_study.studies.plan import (
     study_plan_for_slug_recent,
 )
 
-from . import assignment, drafts, services
+from . import assignment, drafts, services, steps
 from .binding import bound_participant_id, participant_bind
-from .errors import ArrivalRefused, InvalidAnswer, InvalidDraft, StaleStep, StudyNotOpen
-from .forms import AnswerForm, ConsentForm, EntryForm, StepForm, SurveyForm
-from .fragments import survey_radios_html
-from .http_caching import participant_never_cache
+from .errors import ArrivalRefused, InvalidDraft, StaleStep, StudyNotOpen
+from .forms import EntryForm
 from .jinja_env import STEP_PAGE_ENGINE
 from .models import Participant
-from .page_place import page_place
 from .ratelimit import arrival_admit, draft_admit
-from .selectors import (
-    completion_code,
-    completion_url,
-    participant_conditions,
-    participant_exists,
-    participant_for_page,
-    task_page,
-)
+from .selectors import participant_exists, participant_for_page
+from .steps.statements import participant_locked
 
 
 def _unknown_study(request: HttpRequest) -> HttpResponse:
@@ -65,7 +57,7 @@ def _no_session(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @require_GET
-@participant_never_cache
+@never_cache
 def entry(request: HttpRequest, slug: str) -> HttpResponse:
     """Arrival from Prolific: validate the IDs, assign a cell (or resume), bind the browser.
 
@@ -122,19 +114,20 @@ def entry(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @require_http_methods(["GET", "POST"])
-@participant_never_cache
+@never_cache
 def step(request: HttpRequest, slug: str) -> HttpResponse:
     """The participant's current step: GET renders it, POST submits it and always redirects.
 
-    A POST from another page (stale token, another step's text box) stores nothing and lands on
-    the current step with a message; a refused form (empty answer, too long, survey incomplete)
-    is kept as a draft and shown, with its errors, on the redirected GET.
+    Both go through the current step's spec (:mod:`.steps`). A POST from another page (stale
+    token, another step's text box) stores nothing and lands on the current step with a
+    message; a refused form (empty answer, too long, survey incomplete) is kept as a draft and
+    shown, with its errors, on the redirected GET.
     """
     participant_id = bound_participant_id(request, slug=slug)
     if participant_id is None:
         return _no_session(request, slug)
     if request.method == "POST":
-        with services.participant_locked(participant_id=participant_id, slug=slug) as participant:
+        with participant_locked(participant_id=participant_id, slug=slug) as participant:
             if participant is None:
                 return _no_session(request, slug)
             plan = study_plan(study_id=participant.study_id, version=participant.definition_version)
@@ -143,11 +136,17 @@ def step(request: HttpRequest, slug: str) -> HttpResponse:
     if participant is None:
         return _no_session(request, slug)
     plan = study_plan(study_id=participant.study_id, version=participant.definition_version)
-    return _render_step(request, plan, participant)
+    template, ctx = steps.page(
+        participant=participant,
+        plan=plan,
+        query_string=request.META.get("QUERY_STRING", ""),
+        draft_url=_draft_url(slug),
+    )
+    return render(request, template, ctx, using=STEP_PAGE_ENGINE)
 
 
 #: The query string of the consent page that asks a participant to confirm not taking part.
-CONFIRM_DECLINE = "confirm=decline"
+CONFIRM_DECLINE = steps.CONFIRM_DECLINE
 
 
 def _here(study: StudyPlan) -> HttpResponseRedirect:
@@ -170,34 +169,11 @@ def _draft_url(slug: str) -> str:
 #
 # A refused form (empty answer, too long, survey incomplete) is not re-rendered in the POST's
 # response: its data go onto the participant's row (``Participant.draft``) and the participant
-# is redirected to the step's GET, which shows them with their errors. So every POST ends in a
-# redirect, Refresh never re-posts, and Back never meets a "confirm form resubmission" page. A
-# draft belongs to one page (its step token): another page ignores it, and the next step change
-# clears it.
-
-
-def _draft_for(participant: Participant, token: str) -> tuple[dict | None, bool]:
-    """The draft of the page with ``token`` (``{field: value}``, or ``None``) and whether it
-    was typed (shown as typed) rather than refused (shown with its errors)."""
-    draft = participant.draft
-    if not draft or draft.get("token") != token:
-        return None, False
-    return drafts.draft_data(draft), drafts.draft_is_typed(draft)
-
-
-def _refuse(
-    request: HttpRequest, study: StudyPlan, participant: Participant, form, token: str, message: str = ""
-) -> HttpResponse:
-    """Keep a refused form's own fields for the next GET of the step and redirect there."""
-    data = {
-        name: request.POST[name]
-        for name in form.fields
-        if name != "token" and name in request.POST
-    }
-    drafts.draft_save(participant=participant, token=token, data=data)
-    if message:
-        messages.error(request, message)
-    return _here(study)
+# is redirected to the step's GET, whose form shows them with their errors (steps.machine). So
+# every POST ends in a redirect, Refresh never re-posts, and Back never meets a "confirm form
+# resubmission" page. A draft belongs to one page (its step token): another page ignores it,
+# and the next step change clears it. A typed draft (:func:`draft`, ``static/js/draft.js``) is
+# shown by the same page as typed, without errors (steps.machine).
 
 
 def _post(request: HttpRequest, study: StudyPlan, participant: Participant) -> HttpResponse:
@@ -212,167 +188,21 @@ def _post(request: HttpRequest, study: StudyPlan, participant: Participant) -> H
         stale = services.STALE_CONSENT_MESSAGE if "decision" in request.POST else services.STALE_MESSAGE
         messages.info(request, stale)
         return _here(study)
-    handler = _POST_HANDLERS.get(participant.step)
-    try:
-        response = handler(request, study, participant, token) if handler else None
-    except StaleStep as exc:
-        messages.info(request, str(exc))
-        response = None
+    outcome = steps.submit(participant=participant, plan=study, token=token, data=request.POST)
+    if isinstance(outcome, steps.Refused):
+        drafts.draft_save(participant=participant, token=token, data=outcome.data)
+        if outcome.message:
+            messages.error(request, outcome.message)
+        return _here(study)
+    if outcome.message:
+        messages.add_message(request, getattr(messages, outcome.level.upper()), outcome.message)
+    if outcome.redirect and outcome.redirect.startswith("?"):
+        return HttpResponseRedirect(f"{_step_url(study.slug)}{outcome.redirect}")
+    if outcome.redirect:
+        return redirect(outcome.redirect)
     # Also after a failed instruction check under the "end" policy: the done page explains why
     # the study ends before the participant returns to Prolific with the failed-check code.
-    return response or _here(study)
-
-
-def _post_consent(request, study: StudyPlan, participant: Participant, token: str):
-    """The consent decision; ``None`` to go on to the next step's page."""
-    form = ConsentForm(request.POST)
-    if not form.is_valid():
-        return _refuse(request, study, participant, form, token)
-    decision = form.cleaned_data["decision"]
-    if decision == "decline":
-        # One click must not end a paid study: the page asks again, nothing is saved.
-        return HttpResponseRedirect(f"{_step_url(study.slug)}?{CONFIRM_DECLINE}")
-    p = services.consent_save(participant=participant, agreed=decision == "agree")
-    if p.status == Participant.Status.NO_CONSENT:
-        return redirect(completion_url(study.no_consent_code))
-    return None
-
-
-def _post_instructions(request, study: StudyPlan, participant: Participant, token: str):
-    """The instructions' Continue; ``None`` to go on to the training task."""
-    if StepForm(request.POST).is_valid():
-        services.instructions_save(participant=participant)
-    return None
-
-
-def _post_answer(request, study: StudyPlan, participant: Participant, token: str):
-    """A training or main task's answer; ``None`` to go on to the next step's page."""
-    _, _, position = services.current_task(participant, study)
-    form = AnswerForm(
-        request.POST,
-        position=position,
-        min_chars=study.min_answer_chars,
-        max_chars=study.max_answer_chars,
-    )
-    if not form.is_for_this_page():
-        # The token is current but the text box is another step's (a form restored or
-        # rebuilt by the browser): never read it as this step's answer.
-        messages.info(request, services.STALE_MESSAGE)
-        return None
-    if not form.is_valid():
-        return _refuse(request, study, participant, form, token)
-    try:
-        services.answer_save(
-            participant=participant,
-            plan=study,
-            answer=form.answer_text(),
-            telemetry=form.cleaned_data["client_events"],
-        )
-    except InvalidAnswer as exc:
-        return _refuse(request, study, participant, form, token, str(exc))
-    return None
-
-
-def _post_survey(request, study: StudyPlan, participant: Participant, token: str):
-    """The survey; on success the redirect to Prolific with the completion code."""
-    form = SurveyForm(request.POST, survey=study.survey, conditions=participant_conditions(participant))
-    if not form.is_valid():
-        # No one-off message: the page says so itself while the kept draft has errors, so the
-        # summary survives a reload as the per-question errors do (survey.html).
-        return _refuse(request, study, participant, form, token)
-    try:
-        services.survey_save(
-            participant=participant,
-            plan=study,
-            responses=form.responses(),
-            comment=form.cleaned_data["comment"],
-        )
-    except InvalidAnswer as exc:
-        return _refuse(request, study, participant, form, token, str(exc))
-    return redirect(completion_url(study.completion_code))
-
-
-#: The POST handler of each step; a step without one (done) only goes back to its page.
-_POST_HANDLERS = {
-    Participant.Step.CONSENT: _post_consent,
-    Participant.Step.INSTRUCTIONS: _post_instructions,
-    Participant.Step.TRAINING: _post_answer,
-    Participant.Step.TASK: _post_answer,
-    Participant.Step.SURVEY: _post_survey,
-}
-
-
-def _bound(form_class, draft: dict | None, token: str, typed: bool = False, **kwargs):
-    """``form_class`` bound to a refused draft (showing its errors), or unbound for a fresh
-    page or a typed draft (its values as the initial ones: a half-typed answer is no error)."""
-    if draft is None:
-        return form_class(initial={"token": token}, **kwargs)
-    if typed:
-        return form_class(initial={**draft, "token": token}, **kwargs)
-    form = form_class({**draft, "token": token}, **kwargs)
-    form.is_valid()  # computes the errors the template shows next to the fields
-    return form
-
-
-def _render_step(request: HttpRequest, study: StudyPlan, participant: Participant) -> HttpResponse:
-    token = services.step_token(participant)
-    draft, typed = _draft_for(participant, token)
-    ctx = {
-        "study": study,
-        "participant": participant,
-        "form_method": "post",
-        "form_action": "",
-    }
-    step_ = participant.step
-    if participant.status in (
-        Participant.Status.RETURNED,
-        Participant.Status.TIMED_OUT,
-        Participant.Status.REJECTED,
-    ):
-        return render(request, "participation/ended.html", ctx, using=STEP_PAGE_ENGINE)
-    if step_ == Participant.Step.DONE:
-        code = completion_code(participant, study)
-        ctx.update(code=code, completion_url=completion_url(code) if code else None)
-        return render(request, "participation/done.html", ctx, using=STEP_PAGE_ENGINE)
-    ctx["place"] = page_place(participant)  # for the note after Back (page_place.py)
-    if step_ == Participant.Step.CONSENT:
-        ctx["form"] = _bound(ConsentForm, draft, token)
-        ctx["confirm_decline"] = request.META.get("QUERY_STRING") == CONFIRM_DECLINE
-        return render(request, "participation/consent.html", ctx, using=STEP_PAGE_ENGINE)
-    if step_ == Participant.Step.INSTRUCTIONS:
-        ctx.update(
-            form=StepForm(initial={"token": token}),
-            page=task_page(setting=study.training, condition="no_pattern", shuffle_seed=0),
-        )
-        return render(request, "participation/instructions.html", ctx, using=STEP_PAGE_ENGINE)
-    if step_ in (Participant.Step.TRAINING, Participant.Step.TASK):
-        setting, condition, position = services.current_task(participant, study)
-        # Built once: it fixes the response row's shown order and is what the page shows.
-        page = task_page(setting=setting, condition=condition, shuffle_seed=participant.shuffle_seed)
-        services.task_serve(participant=participant, study=study, page=page)
-        ctx.update(
-            form=_bound(
-                AnswerForm,
-                draft,
-                token,
-                typed,
-                position=position,
-                min_chars=study.min_answer_chars,
-                max_chars=study.max_answer_chars,
-            ),
-            page=page,
-            position=position,
-            n_tasks=len(participant.cell_plan),
-            is_training=position == 0,
-            draft_url=_draft_url(study.slug),
-        )
-        return render(request, "participation/task.html", ctx, using=STEP_PAGE_ENGINE)
-    conditions = participant_conditions(participant)
-    ctx["draft_url"] = _draft_url(study.slug)
-    ctx["form"] = form = _bound(SurveyForm, draft, token, typed, survey=study.survey, conditions=conditions)
-    if draft is None:  # the shared HTML has no choice checked
-        ctx["radios_html"] = survey_radios_html(plan=study, conditions=conditions, form=form)
-    return render(request, "participation/survey.html", ctx, using=STEP_PAGE_ENGINE)
+    return _here(study)
 
 
 def _draft_refusal(error: InvalidDraft) -> HttpResponse:
@@ -384,7 +214,7 @@ _STALE_DRAFT = StaleStep("That page was already submitted or is out of date; its
 
 
 @require_POST
-@participant_never_cache
+@never_cache
 def draft(request: HttpRequest, slug: str) -> HttpResponse:
     """Keep what the participant has typed so far on a step page (``static/js/draft.js``).
 
@@ -422,7 +252,7 @@ def draft(request: HttpRequest, slug: str) -> HttpResponse:
     return HttpResponse(status=204)
 
 
-@participant_never_cache
+@never_cache
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     """A friendly page for a form posted from an expired or foreign page (no details leaked).
 

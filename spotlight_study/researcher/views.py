@@ -19,10 +19,10 @@ from spotlight_study.accounts.roles import (
     staff_required,
 )
 from spotlight_study.participation.errors import PilotError
-from spotlight_study.participation.forms import AnswerForm, ConsentForm, StepForm, SurveyForm
+from spotlight_study.participation import steps
 from spotlight_study.participation.jinja_env import STEP_PAGE_ENGINE
 from spotlight_study.participation.pilot import PILOT_MAX_PARTICIPANTS_WEB, pilot_delete, pilot_run
-from spotlight_study.participation.selectors import study_dashboard, task_page
+from spotlight_study.participation.selectors import study_dashboard
 from spotlight_study.researcher.launch import launch_check
 from spotlight_study.researcher.downloads import results_zip
 from spotlight_study.researcher.forms import MonitorFilterForm
@@ -36,12 +36,7 @@ from spotlight_study.researcher.services import (
 )
 from spotlight_study.studies.export import study_file_data, study_file_text
 from spotlight_study.studies.models import Study
-from spotlight_study.studies.selectors import (
-    setting_for_key,
-    study_cells,
-    study_get_or_404,
-    training_setting,
-)
+from spotlight_study.studies.selectors import study_cells, study_get_or_404
 
 #: Flagged participants listed on the study page (the export and the API list every one).
 FLAGGED_ROWS_SHOWN = 200
@@ -228,13 +223,6 @@ def study_file(request: HttpRequest, slug: str) -> HttpResponse:
     return response
 
 
-def _pages(n_tasks: int) -> list[str]:
-    return ["consent", "instructions", "training"] + [f"task-{i}" for i in range(1, n_tasks + 1)] + [
-        "survey",
-        "done",
-    ]
-
-
 @researcher_required
 def preview_index(request: HttpRequest, slug: str) -> HttpResponse:
     """The study's cells, each with a link to walk its flow."""
@@ -244,60 +232,29 @@ def preview_index(request: HttpRequest, slug: str) -> HttpResponse:
 
 @researcher_required
 def preview_page(request: HttpRequest, slug: str, cell: int, page: str) -> HttpResponse:
-    """One page of the flow as a participant in ``cell`` would see it. Records nothing."""
+    """One page of the flow as a participant in ``cell`` would see it, through the step's spec
+    (:func:`spotlight_study.participation.steps.preview`). Records nothing."""
     study = study_get_or_404(slug=slug)
     cells = study_cells(study)
     if not 0 <= cell < len(cells):
         raise Http404("No such cell.")
     the_cell = cells[cell]
-    pages = _pages(len(the_cell.tasks))
-    if page not in pages:
+    names = [name for name, _, _ in steps.preview_pages(len(the_cell.tasks))]
+    shown = steps.preview(study=study, cell=the_cell, page_name=page)
+    if shown is None:
         raise Http404("No such page.")
-    following = pages[pages.index(page) + 1] if page != "done" else None
-    ctx = {
-        "study": study,
+    template, ctx = shown
+    index = names.index(page)
+    following = names[index + 1] if index + 1 < len(names) else None
+    ctx.update(
         # Not "preview": other pages (the stimulus set page) use that name for their own data.
-        "flow_preview": True,
-        "cell": the_cell,
-        "preview_home": reverse("researcher:preview", kwargs={"slug": slug}),
-        "form_method": "get",
-        "form_action": reverse(
+        flow_preview=True,
+        preview_home=reverse("researcher:preview", kwargs={"slug": slug}),
+        form_method="get",
+        form_action=reverse(
             "researcher:preview_page", kwargs={"slug": slug, "cell": cell, "page": following}
         )
         if following
         else "",
-    }
-    if page == "consent":
-        ctx["form"] = ConsentForm()
-        return render(request, "participation/consent.html", ctx, using=STEP_PAGE_ENGINE)
-    if page == "instructions":
-        ctx.update(
-            form=StepForm(),
-            page=task_page(setting=training_setting(study), condition="no_pattern", shuffle_seed=0),
-        )
-        return render(request, "participation/instructions.html", ctx, using=STEP_PAGE_ENGINE)
-    if page == "training" or page.startswith("task-"):
-        if page == "training":
-            setting, condition, position = training_setting(study), "pattern", 0
-        else:
-            position = int(page.split("-")[1])
-            task = the_cell.tasks[position - 1]
-            setting, condition = setting_for_key(study, task.setting), task.condition
-        ctx.update(
-            form=AnswerForm(
-                position=position,
-                min_chars=study.min_answer_chars,
-                max_chars=study.max_answer_chars,
-            ),
-            page=task_page(setting=setting, condition=condition, shuffle_seed=0),
-            position=position,
-            n_tasks=len(the_cell.tasks),
-            is_training=position == 0,
-        )
-        return render(request, "participation/task.html", ctx, using=STEP_PAGE_ENGINE)
-    if page == "survey":
-        conditions = list(dict.fromkeys(t.condition for t in the_cell.tasks))
-        ctx["form"] = SurveyForm(survey=study.survey, conditions=conditions)
-        return render(request, "participation/survey.html", ctx, using=STEP_PAGE_ENGINE)
-    ctx.update(participant={"status": "completed"}, code=study.completion_code, completion_url=None)
-    return render(request, "participation/done.html", ctx, using=STEP_PAGE_ENGINE)
+    )
+    return render(request, template, ctx, using=STEP_PAGE_ENGINE)

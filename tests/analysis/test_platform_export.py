@@ -26,16 +26,9 @@ from spotlight_study.annotation.services.labels import LabelInput, label_save
 from spotlight_study.annotation.services.queue import assignment_next
 from spotlight_study.participation.assignment import assignment_create
 from spotlight_study.participation.models import TaskResponse
-from spotlight_study.participation.services import (
-    Telemetry,
-    answer_submit,
-    consent_record,
-    instructions_confirm,
-    step_token,
-    survey_item_keys,
-    survey_submit,
-    task_serve,
-)
+from spotlight_study.participation.services import Telemetry, step_token, survey_item_keys
+from spotlight_study.participation.steps import step_save
+from spotlight_study.participation.steps.task import task_serve
 from spotlight_study.studies.selectors import study_get_with_settings
 from spotlight_study.studies.services import study_import_file
 
@@ -57,8 +50,8 @@ def _take_part(study, rng: random.Random, index: int) -> None:
     """One participant, through the services: consent, training, three tasks, the survey."""
     p = assignment_create(study=study, prolific_pid=new_id(), prolific_study_id=new_id(),
                           prolific_session_id=new_id())
-    p = consent_record(participant_id=p.pk, token=step_token(p), agreed=True)
-    p = instructions_confirm(participant_id=p.pk, token=step_token(p))
+    p = step_save(participant_id=p.pk, token=step_token(p), decision="agree")
+    p = step_save(participant_id=p.pk, token=step_token(p))
     clock = timezone.now()
     answers = ["They fish at night under the stars, in the dark."] + [
         f"Participant {index} sees a difference in task {n}." for n in (1, 2, 3)
@@ -66,13 +59,13 @@ def _take_part(study, rng: random.Random, index: int) -> None:
     for answer in answers:
         task_serve(participant=p, study=study, now=clock)
         clock += timedelta(seconds=rng.randint(30, 240))
-        p = answer_submit(study=study, participant_id=p.pk, token=step_token(p), answer=answer,
-                          telemetry=Telemetry(), now=clock)
+        p = step_save(participant_id=p.pk, token=step_token(p), answer=answer,
+                      telemetry=Telemetry(), now=clock)
     responses = {}
     for condition, item in sorted(survey_item_keys(p)):
         shift = SURVEY_SHIFT.get(condition, 0) * (-1 if item == "effort" else 1)
         responses[(condition, item)] = min(5, max(1, 3 + shift + rng.randint(-1, 1)))
-    survey_submit(participant_id=p.pk, token=step_token(p), responses=responses, comment="")
+    step_save(participant_id=p.pk, token=step_token(p), responses=responses, comment="")
 
 
 def _label_everything(study, labels: dict[int, dict]) -> None:

@@ -113,22 +113,22 @@ def test_survey_forms_share_their_question_fields_but_not_their_data(demo_study)
     assert first.sections[0]["names"][0].startswith("c__pattern__")
 
 
-def test_step_forms_share_declared_fields_and_keep_their_own_data(demo_study):
-    """Forms of one class share the declared field objects (no copy per form), yet each keeps
-    its own data, errors and field dict; the survey's comment label is each survey's own."""
+def test_step_forms_keep_their_own_fields_and_data(demo_study):
+    """Forms of one class get their own copies of the declared fields (Django's deep copy) and
+    keep their own data, errors and field dict; the survey's comment label is each survey's own."""
     from spotlight_study.participation.forms import EntryForm, StepForm
     from spotlight_study.studies.plan import study_plan_of
 
     for form_class in (EntryForm, StepForm, ConsentForm):
         first, second = form_class({}), form_class({})
         assert first.fields is not second.fields
-        assert all(first.fields[n] is second.fields[n] for n in form_class.base_fields)
+        assert all(first.fields[n] is not second.fields[n] for n in form_class.base_fields)
     refused, accepted = ConsentForm({"token": "t"}), ConsentForm({"token": "t", "decision": "agree"})
     assert not refused.is_valid() and accepted.is_valid()
     assert "decision" in refused.errors and not accepted.errors
     first = AnswerForm({"token": "t", "answer_1": "night"}, position=1)
     second = AnswerForm({"token": "t", "answer_2": ""}, position=2)
-    assert first.fields["token"] is second.fields["token"]
+    assert first.fields["token"] is not second.fields["token"]
     assert first.is_valid() and not second.is_valid()
     assert "answer_2" not in first.fields and "answer_1" not in second.fields
     # A refused answer's box gets autofocus on its own widget, never on another form's.

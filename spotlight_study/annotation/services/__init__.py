@@ -1,7 +1,7 @@
 """Writes of annotation, one topic per module (import from the module, not from here):
 
 - :mod:`.pool`: the study's pool lock, annotator seats and the places in use;
-- :mod:`.queue`: items for new answers, reserving, renewing and skipping items;
+- :mod:`.queue`: items for new answers, reserving, opening (read-only) and skipping items;
 - :mod:`.labels`: an annotator's label (validation, save, revisions, codebook tags);
 - :mod:`.final_labels`: final labels by agreement;
 - :mod:`.adjudication`: final labels set by an adjudicator;

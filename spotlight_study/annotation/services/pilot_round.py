@@ -17,15 +17,20 @@ from spotlight_study.studies.models import Study
 
 from ..models import AnnotationPool
 from .pool import pool_lock
+from .queue import items_sync
 
 
 def pilot_round_set(*, study: Study, open_: bool, now: datetime | None = None) -> bool:
     """Open (``open_=True``) or close the study's pilot annotation round.
 
     Returns whether the state changed (``False`` when it already was as asked; nothing is
-    written then). ``now`` is for tests.
+    written then). Opening makes the items of the pilot answers saved so far
+    (:func:`.queue.items_sync`), so the round's queue pages, which write nothing, find them.
+    ``now`` is for tests.
     """
     now = now or timezone.now()
+    if open_:
+        items_sync(study=study)
     with transaction.atomic():
         pool_lock(study)
         pool = AnnotationPool.objects.get(study=study)

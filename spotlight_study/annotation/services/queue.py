@@ -1,4 +1,4 @@
-"""Writes of the annotator's queue: items for new answers, and handing out, renewing and giving
+"""Writes of the annotator's queue: items for new answers, and handing out and giving
 back places on items (reservations). Locking: see :mod:`.pool`."""
 
 from __future__ import annotations
@@ -34,12 +34,16 @@ def items_sync(*, study: Study) -> int:
 
     Notes
     -----
-    Participation does not know about annotation (the dependency points the other way), so items
-    are not made when a participant saves an answer. Instead every path that reads the study's
-    items calls this first: the annotator's queue and *Next item*, the researcher's overview,
-    ``final_labels.csv`` (web, CLI and API) and the label import. It costs one query when
-    nothing is missing (an anti-join of the answers on their items) and one bulk insert more
-    otherwise, whatever the number of answers, and adds nothing to a participant's request.
+    Participation does not know about annotation (the dependency points the other way), and a
+    participant's request stays at one locked read and one write, so items are not made when a
+    participant saves an answer. Instead the annotation's write paths call this first: *Next
+    item* (:func:`assignment_next`), the opening of the pilot round, the label import and the
+    machine coder, and the downloads that hand out item ids (``final_labels.csv``: web, CLI and
+    API; the API's item list). The annotator's queue and item pages and the researcher's
+    overview write nothing: they count the answers that have no item yet as open items
+    (:func:`..selectors.answers_without_item`). It costs one query when nothing is missing (an
+    anti-join of the answers on their items) and one bulk insert more otherwise, whatever the
+    number of answers.
     """
     missing = TaskResponse.objects.filter(
         participant__study=study, answered_at__isnull=False, annotation_item__isnull=True
@@ -171,9 +175,13 @@ def _next_open_item(
 
 
 def item_open(*, study: Study, annotator, public_id: str, now: datetime | None = None) -> Item:
-    """The item as opened by its annotator; renews an open or lapsed reservation.
+    """The item as its annotator opens it (the item page's GET, the API's item GET): checks
+    only, writes nothing and takes no lock.
 
-    Returns the item (with response, setting and study joined).
+    Returns the item (with response, setting and study joined). A reservation is not renewed
+    here: the label's save checks again, under the pool lock, that the item can still be the
+    annotator's (:func:`.labels.label_save`), so a page a GET shows can always be saved unless
+    the item went to k others meanwhile, which the save then says.
 
     Raises
     ------
@@ -185,15 +193,10 @@ def item_open(*, study: Study, annotator, public_id: str, now: datetime | None =
         If their reservation lapsed and k other annotators have taken the item since.
     """
     now = now or timezone.now()
-    with transaction.atomic():
-        pool_lock(study)
-        item, assignment = assignment_own(study, annotator, public_id)
-        pilot_round_check(item)
-        if assignment.state != Assignment.State.SUBMITTED:
-            assignment_retake_check(item, assignment, annotator, study, now)
-            assignment.state = Assignment.State.RESERVED
-            assignment.expires_at = now + timedelta(minutes=study.annotation_reservation_minutes)
-            assignment.save(update_fields=["state", "expires_at"])
+    item, assignment = assignment_own(study, annotator, public_id)
+    pilot_round_check(item)
+    if assignment.state != Assignment.State.SUBMITTED:
+        assignment_retake_check(item, assignment, annotator, study, now)
     return item
 
 

@@ -1,0 +1,42 @@
+"""The participant flow as a declared step machine.
+
+One :class:`.spec.StepSpec` per step (:mod:`.consent`, :mod:`.instructions`, :mod:`.task` for
+the training and main tasks, :mod:`.survey`, :mod:`.end` for the done and ended pages) gives
+its form, template, context builder, save service, preview context, pilot behaviour and the
+compiled statements it uses (:mod:`.statements`, where every SQL statement of the steps is
+written out). :mod:`.machine` dispatches the step page's GET and POST, the researcher's preview
+and the pilot through them. A new step is one spec and one template, registered with
+:func:`.spec.register` after the step it follows.
+"""
+from __future__ import annotations
+
+from .consent import CONFIRM_DECLINE, CONSENT
+from .end import DONE, ENDED_PAGE
+from .instructions import INSTRUCTIONS
+from .machine import Refused, page, pilot_turn, preview, preview_pages, step_save, submit
+from .spec import (
+    ENDED,
+    Outcome,
+    PilotTurn,
+    PreviewPage,
+    StepSpec,
+    Turn,
+    advance,
+    flow_order,
+    register,
+    spec_for,
+    unregister,
+)
+from .survey import SURVEY
+from .task import TASK, TRAINING
+
+if not flow_order:
+    for _spec in (CONSENT, INSTRUCTIONS, TRAINING, TASK, SURVEY, DONE):
+        register(_spec)
+    register(ENDED_PAGE, after=ENDED)
+
+__all__ = [
+    "CONFIRM_DECLINE", "ENDED", "Outcome", "PilotTurn", "PreviewPage", "Refused", "StepSpec",
+    "Turn", "advance", "flow_order", "page", "pilot_turn", "preview", "preview_pages",
+    "register", "spec_for", "step_save", "submit", "unregister",
+]

@@ -1,0 +1,98 @@
+"""The survey step: per-condition and background items on a 1-5 scale, and a free comment."""
+from __future__ import annotations
+
+from django.utils import timezone
+
+from ..errors import InvalidAnswer
+from ..forms import SurveyForm
+from ..fragments import survey_radios_html
+from ..models import Participant, SurveyAnswer
+from ..pilot_behaviour import PILOT_COMMENTS
+from ..selectors import completion_url
+from ..services import survey_item_keys
+from . import statements
+from .spec import Outcome, PilotTurn, PreviewPage, StepSpec, Turn
+
+
+def survey_context(turn: Turn, form) -> dict:
+    """A fresh survey's questions come as shared HTML (:func:`..fragments.survey_radios_html`);
+    a kept draft's (refused or typed) are rendered with its own choices (and a refused one's
+    errors). Typed drafts go to ``draft_url``."""
+    ctx = {"draft_url": turn.draft_url}
+    if turn.draft is None:  # the shared HTML has no choice checked
+        ctx["radios_html"] = survey_radios_html(plan=turn.plan, conditions=turn.conditions, form=form)
+    return ctx
+
+
+def survey_save(turn: Turn, *, responses: dict[tuple[str, str], int], comment: str) -> Outcome:
+    """Save the survey of a locked participant and complete it (status ``completed``); the
+    outcome sends the participant to Prolific with the completion code.
+
+    Parameters
+    ----------
+    responses : dict
+        ``{(condition or "background", item_key): response}`` with responses 1..5, one for every
+        item the participant was asked.
+    comment : str
+        The free comment, possibly empty.
+
+    Raises
+    ------
+    InvalidAnswer
+        If an item is missing or a response is out of range (nothing is written).
+    """
+    now = turn.now or timezone.now()
+    p, plan = turn.participant, turn.plan
+    if set(responses) != survey_item_keys(p, plan):
+        raise InvalidAnswer("Please answer every question.")
+    if any(not (1 <= int(v) <= 5) for v in responses.values()):
+        raise InvalidAnswer("Every answer must be on the 1-5 scale.")
+    statements.survey_inserted([
+        SurveyAnswer(participant=p, condition=c, item=i, response=int(v))
+        for (c, i), v in sorted(responses.items())
+    ])
+    p.comment = comment
+    p.status = Participant.Status.COMPLETED
+    p.step = Participant.Step.DONE
+    p.finished_at = now
+    p.draft = None
+    statements.participant_save(p, ["comment", "status", "step", "finished_at", "draft", "updated_at"])
+    return Outcome(redirect=completion_url(plan.completion_code))
+
+
+def survey_preview(page: PreviewPage):
+    """The survey of the cell's conditions."""
+    conditions = list(dict.fromkeys(t.condition for t in page.cell.tasks))
+    return SurveyForm(survey=page.study.survey, conditions=conditions), {}
+
+
+def survey_pilot(pt: PilotTurn) -> dict:
+    """Plausible answers: with the pattern box the task is a little easier and less effortful."""
+    rng = pt.rng
+    responses = {}
+    for condition, item in survey_item_keys(pt.turn.participant, pt.turn.plan):
+        if condition == "background":
+            value = rng.randint(1, 5)
+        else:
+            shift = 0 if condition == "no_pattern" else 1
+            base = rng.randint(2, 4) + (shift if item != "effort" else -shift)
+            value = min(5, max(1, base))
+        responses[(condition, item)] = value
+    comment = rng.choice(PILOT_COMMENTS)
+    pt.turn.now = pt.advance(pt.seconds["survey"])
+    return {"responses": responses, "comment": comment}
+
+
+SURVEY = StepSpec(
+    key=Participant.Step.SURVEY,
+    template="participation/survey.html",
+    form=SurveyForm,
+    form_kwargs=lambda turn: {"survey": turn.plan.survey, "conditions": turn.conditions},
+    context=survey_context,
+    values=lambda form: {"responses": form.responses(), "comment": form.cleaned_data["comment"]},
+    save=survey_save,
+    preview=survey_preview,
+    pilot=survey_pilot,
+    statements=(statements.LOCKED_READ, statements.SURVEY_INSERTED, statements.PARTICIPANT_SAVE,
+                statements.TYPED_DRAFT_SAVED),
+)
