@@ -437,7 +437,7 @@ def _flatten(detail: Any, prefix: str = "") -> dict[str, list[str]]:
     return out
 
 
-_LIMITS = "(see the size limits under \"Defining a study\" in README.md)."
+_LIMITS = "(see the size limits in docs/study-file.md)."
 
 
 class DuplicateKey(ValueError):
