@@ -200,7 +200,7 @@ def test_the_web_units_graceful_reload_answers_every_request(scratch_root, tmp_p
             pytest.skip(f"port {port} is taken")
     unit = (scratch_root / "etc/systemd/system/spotlight-web.service").read_text()
     command = re.search(r"^ExecStart=(.+)$", unit, flags=re.MULTILINE).group(1).replace(":8000", f":{port}").split()
-    env = {**os.environ, "DEBUG": "false", "SECRET_KEY": "k" * 50, "WEB_CONCURRENCY": "1",
+    env = {**os.environ, "DEBUG": "false", "SECRET_KEY": os.environ["SECRET_KEY"], "WEB_CONCURRENCY": "1",
            "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}", "ALLOWED_HOSTS": "127.0.0.1"}
     log = (tmp_path / "uwsgi.log").open("w")
     server = subprocess.Popen(command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)

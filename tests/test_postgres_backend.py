@@ -121,7 +121,7 @@ def _settings_database(**env) -> dict:
             "d = settings.DATABASES['default']; "
             "print(json.dumps({k: d[k] for k in ('ENGINE', 'OPTIONS', 'CONN_HEALTH_CHECKS')}))")
     environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "spotlight_study.settings",
-                   "SECRET_KEY": "test-only", **env}
+                   "SECRET_KEY": os.environ["SECRET_KEY"], **env}
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=environment,
                          capture_output=True, text=True, timeout=120, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
