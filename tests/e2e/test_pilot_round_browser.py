@@ -6,31 +6,19 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import Group, User
 from django.test import Client
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
 from spotlight_study.annotation.models import Annotation
 from spotlight_study.annotation.pilot_round import pilot_round_is_open
 from spotlight_study.participation.pilot import pilot_run
 
 from ..conftest import Walker
+from .staff import log_in
 
 pytestmark = pytest.mark.browser
 
 PASSWORD = "pilot-round-e2e-password"
 PILOT_SEED = 8
-
-
-def _log_in(browser: Browser, base_url: str, username: str) -> Page:
-    """A page in a fresh browser context, logged in through the login form."""
-    context = browser.new_context()
-    context.set_default_timeout(15_000)
-    page = context.new_page()
-    page.goto(f"{base_url}/accounts/login/")
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    expect(page.locator(".site-nav-user")).to_have_text(username)
-    return page
 
 
 def _label(page: Page) -> None:
@@ -50,7 +38,7 @@ def test_annotator_sees_the_pilot_mark_in_the_pilot_round(browser, live_server, 
     annotator.groups.add(Group.objects.get_or_create(name="annotators")[0])
     base = live_server.url
 
-    researcher = _log_in(browser, base, "pilot-researcher")
+    researcher = log_in(browser, base, "pilot-researcher", PASSWORD)
     researcher.goto(f"{base}/annotate/{study.slug}/overview/")
     expect(researcher.locator("#pilot-round-state")).to_contain_text("closed")
     researcher.get_by_role("button", name="Open the pilot round").click()
@@ -58,7 +46,7 @@ def test_annotator_sees_the_pilot_mark_in_the_pilot_round(browser, live_server, 
     expect(researcher.locator("#pilot-round-state")).to_contain_text("open")
     assert pilot_round_is_open(study)
 
-    page = _log_in(browser, base, "pilot-annotator")
+    page = log_in(browser, base, "pilot-annotator", PASSWORD)
     page.goto(f"{base}/annotate/")
     page.get_by_role("link", name="Pilot round").click()
     expect(page.locator("#pilot-mark")).to_contain_text("Pilot")

@@ -18,7 +18,7 @@ from io import StringIO
 
 import pytest
 from django.core.management import call_command
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
 from spotlight_study.annotation.models import Annotation, FinalLabel, Item
 from spotlight_study.participation.models import Participant, TaskResponse
@@ -26,6 +26,7 @@ from spotlight_study.studies.models import Setting, Study
 
 from .conftest import DEMO_STUDY_FILE
 from .keyboard import focus_nothing
+from .staff import log_in
 
 pytestmark = pytest.mark.browser
 
@@ -52,19 +53,6 @@ def _printed_setup(base_url: str) -> tuple[dict[str, str], str]:
         logins[user] = password
     page_url = re.search(r"Researcher page:\s+(\S+)", text).group(1)
     return logins, page_url
-
-
-def _log_in(browser: Browser, base_url: str, username: str, password: str) -> Page:
-    """A page in a fresh browser context, logged in through the site's login form."""
-    context = browser.new_context()
-    context.set_default_timeout(15_000)
-    page = context.new_page()
-    page.goto(f"{base_url}/accounts/login/")
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(password)
-    page.get_by_role("button", name="Log in").click()
-    expect(page.locator(".site-nav-user")).to_have_text(username)
-    return page
 
 
 def _label_for(answer: str) -> tuple[bool, bool, bool]:
@@ -148,7 +136,7 @@ def test_new_researcher_pilots_annotates_downloads_and_analyses(browser, live_se
     assert researcher_page == f"{base}/researcher/{SLUG}/"
 
     # 1. Pilot of 10 with the button on the study page.
-    researcher = _log_in(browser, base, "researcher", logins["researcher"])
+    researcher = log_in(browser, base, "researcher", logins["researcher"])
     researcher.goto(researcher_page)
     expect(researcher.get_by_text("No pilot yet.")).to_be_visible()
     researcher.locator("#pilot-n").fill("10")
@@ -188,7 +176,7 @@ def test_new_researcher_pilots_annotates_downloads_and_analyses(browser, live_se
     labeled = {}
     disputed = None
     for i, name in enumerate(annotators):
-        page = _log_in(browser, base, name, logins[name])
+        page = log_in(browser, base, name, logins[name])
         labeled[name], flipped = _label_queue(page, base, hotkeys=i == 0, disagree_once=i == 1)
         disputed = disputed or flipped
         annotator_pages[name] = page
@@ -202,7 +190,7 @@ def test_new_researcher_pilots_annotates_downloads_and_analyses(browser, live_se
     assert not FinalLabel.objects.filter(item__public_id=disputed).exists()
 
     # The printed adjudicator settles the disagreement, starting from the agreed fields.
-    adjudicator = _log_in(browser, base, "adjudicator", logins["adjudicator"])
+    adjudicator = log_in(browser, base, "adjudicator", logins["adjudicator"])
     adjudicator.goto(f"{base}/annotate/")
     adjudicator.get_by_role("link", name="Disagreements").click()
     expect(adjudicator.locator("#pending-count")).to_have_text("1")

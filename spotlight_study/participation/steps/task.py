@@ -2,6 +2,7 @@
 tasks (positions 1..k, one per entry of the participant's ``cell_plan``)."""
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 
 from django.utils import timezone
@@ -247,17 +248,11 @@ TRAINING = StepSpec(
     for_this_page=AnswerForm.is_for_this_page,
     statements=_STATEMENTS,
 )
-TASK = StepSpec(
+# The main tasks are the training's page with their own key, one preview page per task and the
+# main-task pilot behaviour.
+TASK = replace(
+    TRAINING,
     key=Participant.Step.TASK,
-    template="participation/task.html",
-    form=AnswerForm,
-    form_kwargs=_form_kwargs,
-    context=task_context,
-    values=_answer_values,
-    save=answer_save,
-    preview=_task_preview,
     preview_pages=lambda n_tasks: [(f"task-{i}", i) for i in range(1, n_tasks + 1)],
     pilot=main_task_pilot,
-    for_this_page=AnswerForm.is_for_this_page,
-    statements=_STATEMENTS,
 )
