@@ -1,0 +1,93 @@
+"""axe-core checks of the pages the browser tests visit (docs/accessibility.md).
+
+axe-core comes from the ``axe-playwright-python`` package, which ships ``axe.min.js``; the
+package's wrapper injects it into the page with Playwright and runs ``axe.run``. The rules run are
+those tagged WCAG 2.0/2.1 A and AA plus axe's best practices (:data:`AXE_TAGS`).
+
+:class:`AxeLedger` keeps one row per checked page and width, so a test fails once, at its end,
+with the whole table (page, width, counts by impact, rule ids) instead of at the first page.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from axe_playwright_python.sync_playwright import Axe
+from playwright.sync_api import Page
+
+#: axe-core rule tags run on every page: WCAG 2.1 levels A and AA (2.0's included) and axe's
+#: best practices (landmarks, heading order, ...), whose findings are at most "moderate".
+AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]
+#: axe-core's impact levels, mildest first.
+IMPACTS = ("minor", "moderate", "serious", "critical")
+#: The impacts that fail a test (issue 25: none may remain).
+BLOCKING = ("serious", "critical")
+#: The widths (CSS px) every participant page is checked at: a desktop and a phone.
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+
+_AXE = Axe()
+
+
+@dataclass
+class AxeRow:
+    """One page checked at one width: counts by impact and the ids of the rules that failed,
+    each with its impact (``{"region": "moderate"}``)."""
+
+    page: str
+    width: int
+    counts: Counter
+    rules: dict[str, str]
+
+    def blocking(self) -> dict[str, str]:
+        """The failed rules whose impact is serious or critical."""
+        return {rule: impact for rule, impact in self.rules.items() if impact in BLOCKING}
+
+
+@dataclass
+class AxeLedger:
+    """The axe-core results of the pages a test checked, in the order they were checked."""
+
+    rows: list[AxeRow] = field(default_factory=list)
+
+    def check(self, page: Page, name: str) -> AxeRow:
+        """Run axe-core on ``page`` as it is now and record the result under ``name``.
+
+        The width is the page's viewport width (CSS px). Returns the new row.
+        """
+        results = _AXE.run(page, options={"runOnly": {"type": "tag", "values": AXE_TAGS}})
+        violations = results.response["violations"]
+        counts = Counter()
+        rules = {}
+        for violation in violations:
+            impact = violation.get("impact") or "minor"
+            # One count per failing element, as axe-core's own summaries count them.
+            counts[impact] += len(violation["nodes"])
+            rules[violation["id"]] = impact
+        row = AxeRow(page=name, width=page.viewport_size["width"], counts=counts, rules=rules)
+        self.rows.append(row)
+        return row
+
+    def table(self) -> str:
+        """The rows as a plain-text table: page, width, one column per impact, rule ids."""
+        head = f"{'page':<34}{'width':>6}" + "".join(f"{i:>10}" for i in IMPACTS) + "  rules"
+        lines = [head]
+        for r in self.rows:
+            rules = ", ".join(f"{rule} ({impact})" for rule, impact in sorted(r.rules.items()))
+            lines.append(
+                f"{r.page:<34}{r.width:>6}"
+                + "".join(f"{r.counts.get(i, 0):>10}" for i in IMPACTS)
+                + f"  {rules}"
+            )
+        return "\n".join(lines)
+
+    def assert_none_blocking(self) -> None:
+        """Fail with the whole table when any checked page has a serious or critical violation.
+
+        The table is printed in any case (``pytest -rP`` shows it for a passing test).
+        """
+        print(self.table())
+        bad = [r for r in self.rows if r.blocking()]
+        assert not bad, (
+            f"{len(bad)} page(s) with serious or critical axe-core violations:\n{self.table()}"
+        )
