@@ -298,6 +298,23 @@ class SurveyForm(StepForm):
             sections.append({"intro": section["intro"], "questions": questions})
         return sections
 
+    def first_error_id(self) -> str | None:
+        """The HTML id the error summary links to: the first option of the first refused
+        question in page order, else the comment box when only it was refused; ``None`` for an
+        unbound or valid form.
+
+        The link points at a radio button, not at the question's text, because following a link
+        to a focusable element moves the keyboard focus there too (a screen reader then reads the
+        question, which labels the radio group).
+        """
+        if not self.is_bound or not self.errors:
+            return None
+        for section in self.sections:
+            for name in section["names"]:
+                if name in self.errors:
+                    return f"id_{name}_0"
+        return self["comment"].auto_id if "comment" in self.errors else None
+
     def responses(self) -> dict[tuple[str, str], int]:
         """``{(condition or "background", item): 1..5}`` from the cleaned data."""
         out = {}

@@ -94,8 +94,12 @@
       save();
     });
     var max = parseInt(answer.getAttribute("maxlength") || "0", 10);
+    // Numbers as the page writes them ("5,000" in English): the limit line above the counter
+    // and the counter must not show the same limit in two formats.
+    var lang = document.documentElement.lang || undefined;
+    var number = function (n) { return n.toLocaleString(lang); };
     var update = function () {
-      if (counter && max) { counter.textContent = answer.value.length + " of at most " + max + " characters."; }
+      if (counter && max) { counter.textContent = number(answer.value.length) + " of at most " + number(max) + " characters."; }
     };
     answer.addEventListener("input", update);
     update();
