@@ -5,6 +5,8 @@
 //    saved and which one this is (participation/page_place.py).
 // 3. On a task form (marked data-telemetry), add browser evidence to the hidden client_events
 //    field: pastes, time with the tab hidden, focus lost; and keep the character counter.
+// 4. The survey's error summary links to the first refused question's first option: show the
+//    question's text with it, not only the option (the browser would scroll the option to the top).
 (function () {
   "use strict";
   window.addEventListener("pageshow", function (ev) {
@@ -35,6 +37,17 @@
     for (var key in kept) { if (Object.prototype.hasOwnProperty.call(kept, key)) { state[key] = kept[key]; } }
     state.spotlightPlace = here;
     try { history.replaceState(state, ""); } catch (e) { /* state too large or refused: no note */ }
+  }
+
+  var toFirstError = document.querySelector(".error-summary a[href^='#']");
+  if (toFirstError) {
+    toFirstError.addEventListener("click", function (ev) {
+      var target = document.getElementById(toFirstError.getAttribute("href").slice(1));
+      if (!target) { return; }
+      ev.preventDefault();
+      (target.closest(".item") || target).scrollIntoView({ block: "start" });
+      target.focus({ preventScroll: true });
+    });
   }
 
   var form = document.querySelector("form[data-telemetry]");

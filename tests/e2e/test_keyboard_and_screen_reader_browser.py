@@ -112,7 +112,8 @@ def _assert_heading_order(page: Page, name: str) -> list[list]:
 
 
 def test_pattern_box_and_groups_have_headings_in_order(page, live_server, live_demo_study):
-    """The token pattern box and each group are regions named by their own heading, on the
+    """The token pattern box (a complementary region) and each group (a region) are named by
+    their own heading, on the
     instructions' example, the training task and both main tasks (with and without the box)."""
     enter(page, live_server.url, live_demo_study.slug)
     page.get_by_role("button", name="I agree and want to take part").click()
@@ -129,7 +130,7 @@ def test_pattern_box_and_groups_have_headings_in_order(page, live_server, live_d
         seen_box.append(box.count() > 0)
         if box.count():
             expect(
-                page.get_by_role("region", name=re.compile("^Words that occur differently"))
+                page.get_by_role("complementary", name=re.compile("^Words that occur differently"))
                 .get_by_role("heading", name=re.compile("^Words that occur differently"))
             ).to_be_visible()
         if name == "instructions":
