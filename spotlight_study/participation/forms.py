@@ -140,6 +140,10 @@ def answer_field_name(position: int) -> str:
     return f"answer_{position}"
 
 
+#: The id of the line that states an answer box's limits (task.html), which describes the box.
+ANSWER_LIMITS_ID = "answer-limits"
+
+
 class AnswerForm(StepForm):
     """A task answer for the task at ``position`` (0 = training, 1..k = main tasks).
 
@@ -165,6 +169,8 @@ class AnswerForm(StepForm):
                     # No form state restore, no autofill: the box holds only what was typed here.
                     "autocomplete": "off",
                     "data-answer": "",
+                    # The line under the box that states the limits (task.html).
+                    "aria-describedby": ANSWER_LIMITS_ID,
                 }
             ),
             strip=True,
@@ -220,7 +226,10 @@ class AnswerForm(StepForm):
         """
         super().full_clean()
         if self.is_bound and self.answer_name in self.errors:
-            self.fields[self.answer_name].widget.attrs["autofocus"] = True
+            attrs = self.fields[self.answer_name].widget.attrs
+            attrs["autofocus"] = True
+            # Django ties the error list to the box only when nothing else describes it.
+            attrs["aria-describedby"] = f"{self[self.answer_name].auto_id}_error {ANSWER_LIMITS_ID}"
 
     def answer_text(self) -> str:
         """The cleaned answer (call after ``is_valid``)."""
