@@ -45,7 +45,9 @@
       var target = document.getElementById(toFirstError.getAttribute("href").slice(1));
       if (!target) { return; }
       ev.preventDefault();
-      (target.closest(".item") || target).scrollIntoView({ block: "start" });
+      // The question (a radio button's .item), else the box's label: what the participant reads.
+      var shown = target.closest(".item") || (target.labels && target.labels[0]) || target;
+      shown.scrollIntoView({ block: "start" });
       target.focus({ preventScroll: true });
     });
   }
