@@ -5,8 +5,20 @@
 //    saved and which one this is (participation/page_place.py).
 // 3. On a task form (marked data-telemetry), add browser evidence to the hidden client_events
 //    field: pastes, time with the tab hidden, focus lost; and keep the character counter.
+// Its words come from the page, in the study's language (data-place-note on <main>,
+// data-counter on the counter: patterns with {braces}), and numbers are written the way the
+// page's language (<html lang>) writes them, so this file is the same for every study.
 (function () {
   "use strict";
+  function fill(pattern, values) {
+    return pattern.replace(/\{(\w+)\}/g, function (all, name) {
+      return Object.prototype.hasOwnProperty.call(values, name) ? values[name] : all;
+    });
+  }
+  var numbers = null;
+  try { numbers = new Intl.NumberFormat(document.documentElement.lang || undefined); } catch (e) { numbers = null; }
+  function number(n) { return numbers ? numbers.format(n) : String(n); }
+
   window.addEventListener("pageshow", function (ev) {
     if (ev.persisted) { window.location.reload(); }
   });
@@ -24,7 +36,8 @@
     if (note && was && typeof was.order === "number" && typeof was.saved === "string" &&
         was.order < here.order) {
       var line = document.createElement("p");
-      line.textContent = was.saved + "; " + main.getAttribute("data-place-here") + ".";
+      line.textContent = fill(main.getAttribute("data-place-note") || "{saved}; {here}.",
+                              { saved: was.saved, here: main.getAttribute("data-place-here") });
       note.appendChild(line);
     }
     // Back to this entry shows whatever step is current then, so the browser must not put back
@@ -95,7 +108,10 @@
     });
     var max = parseInt(answer.getAttribute("maxlength") || "0", 10);
     var update = function () {
-      if (counter && max) { counter.textContent = answer.value.length + " of at most " + max + " characters."; }
+      if (counter && max) {
+        counter.textContent = fill(counter.getAttribute("data-counter") || "{count} / {max}",
+                                   { count: number(answer.value.length), max: number(max) });
+      }
     };
     answer.addEventListener("input", update);
     update();
