@@ -36,7 +36,7 @@ def expect_task(page: Page, progress: str) -> None:
     telemetry script is active."""
     expect(page.locator(".progress")).to_have_text(progress)
     expect(page.locator("#answer-counter")).to_have_text(
-        re.compile(r"^\d+ of at most 5000 characters\.$")
+        re.compile(r"^\d+ of at most 5,000 characters\.$")
     )
 
 
