@@ -20,7 +20,6 @@ from spotlight_study.accounts.roles import (
 )
 from spotlight_study.participation.errors import PilotError
 from spotlight_study.participation import steps
-from spotlight_study.participation.jinja_env import STEP_PAGE_ENGINE
 from spotlight_study.participation.language import study_language
 from spotlight_study.participation.pilot import PILOT_MAX_PARTICIPANTS_WEB, pilot_delete, pilot_run
 from spotlight_study.participation.selectors import study_dashboard
@@ -267,4 +266,4 @@ def _preview_page(request: HttpRequest, study, the_cell, names: list[str], page:
         if following
         else "",
     )
-    return render(request, template, ctx, using=STEP_PAGE_ENGINE)
+    return render(request, template, ctx)
