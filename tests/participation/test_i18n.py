@@ -338,3 +338,32 @@ def test_staff_pages_stay_english_after_a_study_page(db, demo_data, client):
     assert translation.get_language() == "en-gb"
     response = client.get("/accounts/login/")
     assert _segments(response.content.decode()).lang == "en-gb"
+
+
+def test_the_researcher_preview_shows_the_study_in_its_language(db, demo_data, staff_client):
+    """The preview of a German study's pages is German, its banner for the researcher English."""
+    study_import(data={**demo_data, "slug": "deutsch", "language": "de"})
+    for name in ("consent", "instructions", "task_1", "survey"):
+        response = staff_client.get(f"/researcher/deutsch/preview/0/{name}/")
+        if response.status_code == 404:
+            continue
+        page = _segments(response.content.decode())
+        assert page.lang == "de", name
+    consent = staff_client.get("/researcher/deutsch/preview/0/consent/").content.decode()
+    assert "Ich stimme zu und möchte teilnehmen" in consent
+    assert '<div class="preview-banner" lang="en" dir="ltr">Preview of cell' in consent
+    # The researcher's own pages stay English.
+    assert _segments(staff_client.get("/researcher/deutsch/").content.decode()).lang == "en-gb"
+
+
+def test_an_error_page_of_a_study_request_speaks_the_study_language(db, demo_data):
+    """A 500 during a German study's request (the view noted its language) is in German."""
+    from spotlight_study.errors import STUDY_LANGUAGE_ATTRIBUTE, server_error
+
+    request = RequestFactory().get("/s/deutsch/step/")
+    setattr(request, STUDY_LANGUAGE_ATTRIBUTE, "de")
+    html = server_error(request).content.decode()
+    assert _segments(html).lang == "de"
+    assert "Bei uns ist etwas schiefgelaufen" in html
+    english = server_error(RequestFactory().get("/s/deutsch/step/")).content.decode()
+    assert "Something went wrong on our side" in english
