@@ -367,3 +367,13 @@ def test_an_error_page_of_a_study_request_speaks_the_study_language(db, demo_dat
     assert "Bei uns ist etwas schiefgelaufen" in html
     english = server_error(RequestFactory().get("/s/deutsch/step/")).content.decode()
     assert "Something went wrong on our side" in english
+
+
+def test_the_browser_language_does_not_choose_the_page_language(db, demo_data):
+    """A browser asking for German gets an English study in English, a French one in French."""
+    study_import(data={**demo_data, "slug": "english", "language": "en"})
+    study_import(data={**demo_data, "slug": "french", "language": "fr"})
+    for slug, expected in (("english", "en"), ("french", "fr")):
+        walker = Walker(Client(HTTP_ACCEPT_LANGUAGE="de-DE,de;q=0.9"), slug)
+        walker.enter()
+        assert _segments(walker.page().content.decode()).lang == expected
