@@ -13,12 +13,17 @@ import logging
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 from django.urls import NoReverseMatch, reverse
+from django.utils import translation
 
 from spotlight_study.exceptions import JSON_API_PREFIXES, error_body
 
 logger = logging.getLogger(__name__)
 
 PARTICIPANT, STAFF, ANNOTATOR = "participant", "staff", "annotator"
+#: The request attribute where a participant view notes its study's language (a code such as
+#: ``"de"``; spotlight_study/participation/language.py), so that an error page in that request
+#: speaks it too.
+STUDY_LANGUAGE_ATTRIBUTE = "study_language"
 _PREFIXES = (
     ("/annotate/", ANNOTATOR),
     ("/researcher/", STAFF),
@@ -62,8 +67,11 @@ def error_context(path: str) -> dict:
 
 
 def _page(request: HttpRequest, status: int, **extra) -> HttpResponse:
+    # The study's language when a participant view had found it; else the site's default.
+    language = getattr(request, STUDY_LANGUAGE_ATTRIBUTE, None) or translation.get_language()
     try:
-        html = render_to_string(f"{status}.html", {**error_context(request.path), **extra})
+        with translation.override(language):
+            html = render_to_string(f"{status}.html", {**error_context(request.path), **extra})
     except Exception:  # the error page itself failed: answer with plain text, never a traceback
         logger.exception("Rendering the %s page failed", status)
         return HttpResponse(_FALLBACK[status], status=status, content_type="text/plain; charset=utf-8")

@@ -211,9 +211,14 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "researcher:study_list"
 LOGOUT_REDIRECT_URL = "login"
 
+# Staff pages are in English; a study's participant pages are in the study's ``language``,
+# activated per request from the study, not from the browser (participation/language.py). The
+# platform's translations live in locale/ (compiled .mo files committed, checked fresh by
+# tests/participation/test_i18n.py; rebuild with ./scripts/messages.sh).
 LANGUAGE_CODE = "en-gb"
 TIME_ZONE = "UTC"
 USE_I18N = True
+LOCALE_PATHS = [BASE_DIR / "locale"]
 USE_TZ = True
 
 STATIC_URL = "static/"

@@ -11,6 +11,7 @@ from datetime import datetime
 
 from django.db import transaction
 from django.db.models import Q
+from django.utils.translation import gettext, gettext_lazy
 
 from spotlight_study.identifiers import PROLIFIC_ID_RE
 from spotlight_study.studies.models import Study
@@ -35,7 +36,7 @@ _PID_OR_SESSION = PreparedQuery(
     prolific_pid=SENTINEL_STR,
     session_id=SENTINEL_STR + "s",
 )
-STUDY_FULL = (
+STUDY_FULL = gettext_lazy(
     "Thank you for your interest: all places in this study have been taken, so nothing was "
     "recorded. Please return your submission on Prolific (\"Return submission\" on the study's "
     "page in your Prolific account); returning a study that is full costs you nothing."
@@ -108,10 +109,10 @@ def assignment_create(
             raise Study.DoesNotExist(f"No study with id {plan.pk}.")
         expected = expected_study_ids(study=locked)
         if expected and prolific_study_id not in expected:
-            raise WrongStudy(
+            raise WrongStudy(gettext(
                 "The link that opened this page names a different Prolific study (its STUDY_ID does "
                 "not match this study). Please open the study from its own page on Prolific."
-            )
+            ))
         # One query for both checks: this PID's row (a resume) and any row with this session.
         # The study row lock serializes arrivals, so two PIDs cannot both pass the second.
         rows = _PID_OR_SESSION.fetch(
@@ -121,17 +122,17 @@ def assignment_create(
         if existing is not None:
             return existing
         if rows:
-            raise SessionInUse(
+            raise SessionInUse(gettext(
                 "The Prolific session in this link (its SESSION_ID) was already used by another "
                 "participant. Please open the study from your own Prolific account."
-            )
+            ))
         if locked.status != Study.Status.LIVE:
             raise StudyNotOpen(
                 "This study is not accepting participants at the moment."
             )
         counts = cell_counts(study=plan, n_cells=len(cells), now=now)
         if plan.stop_at_target and sum(counts.values()) >= plan.target_sample_size:
-            raise StudyFull(STUDY_FULL)
+            raise StudyFull(str(STUDY_FULL))
         seed = secrets.randbits(62)
         least = min(counts.values())
         tied = sorted(i for i, n in counts.items() if n == least)

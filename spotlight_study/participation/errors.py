@@ -8,6 +8,8 @@ participant: it never names a condition or another participant.
 """
 from __future__ import annotations
 
+from django.utils.translation import gettext_lazy
+
 from spotlight_study.exceptions import DomainError
 
 
@@ -33,7 +35,7 @@ class ArrivalRefused(ParticipationError):
 
     code = "arrival_refused"
     http_status = 400
-    title = "This study link cannot be used"
+    title = gettext_lazy("This study link cannot be used")
 
 
 class StudyFull(ArrivalRefused):
@@ -45,7 +47,7 @@ class StudyFull(ArrivalRefused):
 
     code = "study_full"
     http_status = 200
-    title = "This study is full"
+    title = gettext_lazy("This study is full")
 
 
 class WrongStudy(ArrivalRefused):
@@ -53,7 +55,7 @@ class WrongStudy(ArrivalRefused):
 
     code = "wrong_study"
     http_status = 400
-    title = "This link belongs to another Prolific study"
+    title = gettext_lazy("This link belongs to another Prolific study")
 
 
 class SessionInUse(ArrivalRefused):
@@ -61,7 +63,7 @@ class SessionInUse(ArrivalRefused):
 
     code = "session_in_use"
     http_status = 409
-    title = "This Prolific session was already used"
+    title = gettext_lazy("This Prolific session was already used")
 
 
 class StaleStep(ParticipationError):

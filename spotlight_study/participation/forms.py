@@ -1,18 +1,29 @@
-"""Forms of the participant flow. They validate input; services change state."""
+"""Forms of the participant flow. They validate input; services change state.
+
+Their messages are the platform's words on participant pages, so they are translated
+(``gettext_lazy``: rendered in the study's language, spotlight_study/participation/language.py);
+counts in them are written as the language writes numbers (``number_format``).
+"""
 from __future__ import annotations
 
 import json
 
 from django import forms
 from django.core.validators import RegexValidator
+from django.utils.formats import number_format
+from django.utils.translation import gettext, gettext_lazy
 
 from spotlight_study.identifiers import PROLIFIC_ID_RE
 
 from .services import Telemetry
 
 _hex24 = RegexValidator(
-    PROLIFIC_ID_RE, message="must be 24 characters long and use only 0-9 and a-f."
+    PROLIFIC_ID_RE,
+    # Translators: follows the name of a link parameter, e.g. "PROLIFIC_PID must be ...".
+    message=gettext_lazy("must be 24 characters long and use only 0-9 and a-f."),
 )
+# Translators: follows the name of a link parameter, e.g. "PROLIFIC_PID is missing.".
+_MISSING = {"required": gettext_lazy("is missing.")}
 
 # Upper bounds for browser telemetry, so that a forged value cannot distort summaries.
 _MAX_EVENTS = 200
@@ -28,9 +39,9 @@ class EntryForm(forms.Form):
     repeated is accepted.
     """
 
-    PROLIFIC_PID = forms.CharField(validators=[_hex24], error_messages={"required": "is missing."})
-    STUDY_ID = forms.CharField(validators=[_hex24], error_messages={"required": "is missing."})
-    SESSION_ID = forms.CharField(validators=[_hex24], error_messages={"required": "is missing."})
+    PROLIFIC_PID = forms.CharField(validators=[_hex24], error_messages=_MISSING)
+    STUDY_ID = forms.CharField(validators=[_hex24], error_messages=_MISSING)
+    SESSION_ID = forms.CharField(validators=[_hex24], error_messages=_MISSING)
 
     def clean(self) -> dict:
         cleaned = super().clean()
@@ -42,7 +53,8 @@ class EntryForm(forms.Form):
                 # The conflict is the one problem worth naming for this parameter.
                 self._errors.pop(name, None)
                 cleaned.pop(name, None)
-                self.add_error(name, "is given more than once, with different values.")
+                # Translators: follows the name of a link parameter, e.g. "STUDY_ID is given ...".
+                self.add_error(name, gettext("is given more than once, with different values."))
         return cleaned
 
     def problems(self) -> list[str]:
@@ -62,7 +74,7 @@ class ConsentForm(StepForm):
 
     decision = forms.ChoiceField(
         choices=[("agree", "agree"), ("decline", "decline"), ("decline_confirmed", "decline_confirmed")],
-        error_messages={"required": "Please choose one of the two buttons below."},
+        error_messages={"required": gettext_lazy("Please choose one of the two buttons below.")},
     )
 
 
@@ -128,7 +140,12 @@ def parse_telemetry(raw: str) -> Telemetry:
     )
 
 
-EMPTY_ANSWER = "Please describe the differences you see before continuing."
+EMPTY_ANSWER = gettext_lazy("Please describe the differences you see before continuing.")
+
+
+def _number(n: int) -> str:
+    """``n`` as the active language writes a count: ``5,000`` in English, ``5.000`` in German."""
+    return number_format(n, force_grouping=True)
 
 
 def answer_field_name(position: int) -> str:
@@ -207,14 +224,14 @@ class AnswerForm(StepForm):
         elif len(answer) < self.min_chars:
             self.add_error(
                 self.answer_name,
-                f"Your answer has {len(answer):,} characters; please write at least "
-                f"{self.min_chars:,}.",
+                gettext("Your answer has %(count)s characters; please write at least %(min)s.")
+                % {"count": _number(len(answer)), "min": _number(self.min_chars)},
             )
         elif len(answer) > self.max_chars:
             self.add_error(
                 self.answer_name,
-                f"Your answer has {len(answer):,} characters; please shorten it to at most "
-                f"{self.max_chars:,}.",
+                gettext("Your answer has %(count)s characters; please shorten it to at most %(max)s.")
+                % {"count": _number(len(answer)), "max": _number(self.max_chars)},
             )
         return cleaned
 
@@ -385,5 +402,5 @@ def _radio_question(text: str, choices: list[tuple[str, str]]) -> forms.ChoiceFi
         label=text,
         choices=choices,
         widget=forms.RadioSelect,
-        error_messages={"required": "Please choose one option."},
+        error_messages={"required": gettext_lazy("Please choose one option.")},
     )

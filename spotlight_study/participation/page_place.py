@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.utils.translation import gettext, pgettext
+
 from .models import Participant
 
 
@@ -23,7 +25,8 @@ class PagePlace:
     ``order`` grows along the flow (consent 0, instructions 1, example task 2, main task k at
     2 + k, survey 3 + n); ``saved`` says what leaving the page stored ("Your answer to task 1
     is saved") and ``here`` names the page ("this is task 2"), to be joined as
-    ``f"{earlier.saved}; {later.here}."``.
+    ``f"{earlier.saved}; {later.here}."`` (:func:`place_note_pattern`, in the language of
+    the page). Both are in the active language: the study's.
     """
 
     order: int
@@ -36,16 +39,33 @@ def page_place(participant: Participant) -> PagePlace | None:
     ended), which have nothing after them and no script. Pure: reads the row's step fields."""
     step = participant.step
     if step == Participant.Step.CONSENT:
-        return PagePlace(0, "Your consent is saved", "this is the consent page")
+        return PagePlace(0, gettext("Your consent is saved"), gettext("this is the consent page"))
     if step == Participant.Step.INSTRUCTIONS:
-        return PagePlace(1, "You have already read the instructions", "this is the instructions page")
+        return PagePlace(
+            1, gettext("You have already read the instructions"), gettext("this is the instructions page")
+        )
     if step == Participant.Step.TRAINING:
-        return PagePlace(2, "Your answer to the example task is saved", "this is the example task")
+        return PagePlace(
+            2, gettext("Your answer to the example task is saved"), gettext("this is the example task")
+        )
     if step == Participant.Step.TASK:
         k = participant.task_index + 1
-        return PagePlace(2 + k, f"Your answer to task {k} is saved", f"this is task {k}")
+        return PagePlace(
+            2 + k,
+            gettext("Your answer to task %(number)s is saved") % {"number": k},
+            gettext("this is task %(number)s") % {"number": k},
+        )
     if step == Participant.Step.SURVEY:
         return PagePlace(
-            3 + len(participant.cell_plan), "Your survey answers are saved", "this is the survey"
+            3 + len(participant.cell_plan),
+            gettext("Your survey answers are saved"),
+            gettext("this is the survey"),
         )
     return None
+
+
+def place_note_pattern() -> str:
+    """How ``static/js/flow.js`` joins an earlier page's ``saved`` and this page's ``here``, in
+    the active language: ``"{saved}; {here}."`` in English (the page's ``data-place-note``)."""
+    # Translators: {saved} and {here} are replaced in the browser; keep both, with the braces.
+    return pgettext("Back/Forward note", "{saved}; {here}.")

@@ -17,17 +17,24 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
+from django.utils.translation import gettext_lazy
 
 from spotlight_study.studies.plan import StudyPlan, study_plan_of
 
 from .models import Participant
 from .selectors import participant_conditions
 
+# The messages are shown in the study's language (lazy: translated where they are shown).
 # Shown after a double submit or a post from an old tab; the first submit's answer is kept.
-STALE_MESSAGE = "That page was already submitted and its answer is saved. Here is where you are now."
+STALE_MESSAGE = gettext_lazy(
+    "That page was already submitted and its answer is saved. Here is where you are now."
+)
 # A consent form from an older page: the choice made there was not recorded (the earlier one was).
-STALE_CONSENT_MESSAGE = "That consent page was out of date, so the choice on it was not recorded. Here is where you are now."
-OTHER_PARTICIPANT_MESSAGE = (
+STALE_CONSENT_MESSAGE = gettext_lazy(
+    "That consent page was out of date, so the choice on it was not recorded. Here is where you "
+    "are now."
+)
+OTHER_PARTICIPANT_MESSAGE = gettext_lazy(
     "That page belonged to another Prolific participant who opened the study earlier in this "
     "browser, so nothing from it was saved. This browser now takes part as the Prolific ID that "
     "entered the study last; here is where that participant is."

@@ -19,11 +19,11 @@ from functools import lru_cache
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
+from django.urls import Resolver404, resolve, reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from spotlight_study.errors import error_context
+from spotlight_study.errors import PARTICIPANT, error_context
 from spotlight_study.exceptions import domain_error_body
 from spotlight_study.studies.plan import (
     StudyPlan,
@@ -36,6 +36,7 @@ from . import assignment, drafts, services, steps
 from .binding import bound_participant_id, participant_bind
 from .errors import ArrivalRefused, InvalidDraft, StaleStep, StudyNotOpen
 from .forms import EntryForm
+from .language import study_language
 from .models import Participant
 from .ratelimit import arrival_admit, draft_admit
 from .selectors import participant_exists, participant_for_page
@@ -52,7 +53,14 @@ def _no_session(request: HttpRequest, slug: str) -> HttpResponse:
     plan = study_plan_for_slug(slug)
     if plan is None:
         return _unknown_study(request)
-    return render(request, "participation/no_session.html", {"study": plan}, status=403)
+    with study_language(request, plan):
+        return render(request, "participation/no_session.html", {"study": plan}, status=403)
+
+
+def _say(request: HttpRequest, level: int, message) -> None:
+    """Queue a message for the next page, translated now: the message store writes it after
+    the view, when the study's language is no longer active."""
+    messages.add_message(request, level, str(message))
 
 
 @require_GET
@@ -68,6 +76,13 @@ def entry(request: HttpRequest, slug: str) -> HttpResponse:
     study = study_plan_for_slug(slug)
     if study is None:
         return _unknown_study(request)
+    with study_language(request, study):
+        return _entry(request, study)
+
+
+def _entry(request: HttpRequest, study: StudyPlan) -> HttpResponse:
+    """:func:`entry` for a known study, in its language."""
+    slug = study.slug
     has_params = any(k in request.GET for k in ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID"))
     if not has_params and bound_participant_id(request, slug=slug) is not None:
         return HttpResponseRedirect(_step_url(slug))
@@ -130,18 +145,20 @@ def step(request: HttpRequest, slug: str) -> HttpResponse:
             if participant is None:
                 return _no_session(request, slug)
             plan = study_plan(study_id=participant.study_id, version=participant.definition_version)
-            return _post(request, plan, participant)
+            with study_language(request, plan):
+                return _post(request, plan, participant)
     participant = participant_for_page(participant_id=participant_id, slug=slug)
     if participant is None:
         return _no_session(request, slug)
     plan = study_plan(study_id=participant.study_id, version=participant.definition_version)
-    template, ctx = steps.page(
-        participant=participant,
-        plan=plan,
-        query_string=request.META.get("QUERY_STRING", ""),
-        draft_url=_draft_url(slug),
-    )
-    return render(request, template, ctx)
+    with study_language(request, plan):
+        template, ctx = steps.page(
+            participant=participant,
+            plan=plan,
+            query_string=request.META.get("QUERY_STRING", ""),
+            draft_url=_draft_url(slug),
+        )
+        return render(request, template, ctx)
 
 
 #: The query string of the consent page that asks a participant to confirm not taking part.
@@ -180,21 +197,21 @@ def _post(request: HttpRequest, study: StudyPlan, participant: Participant) -> H
     token = services.step_token(participant)
     posted = request.POST.get("token", "")
     if posted != token and services.token_of_other_participant(participant, posted):
-        messages.warning(request, services.OTHER_PARTICIPANT_MESSAGE)
+        _say(request, messages.WARNING, services.OTHER_PARTICIPANT_MESSAGE)
         return _here(study)
     if posted != token or participant.status != Participant.Status.IN_PROGRESS:
         # A consent button from an old page saved nothing: "its answer is saved" would be untrue.
         stale = services.STALE_CONSENT_MESSAGE if "decision" in request.POST else services.STALE_MESSAGE
-        messages.info(request, stale)
+        _say(request, messages.INFO, stale)
         return _here(study)
     outcome = steps.submit(participant=participant, plan=study, token=token, data=request.POST)
     if isinstance(outcome, steps.Refused):
         drafts.draft_save(participant=participant, token=token, data=outcome.data)
         if outcome.message:
-            messages.error(request, outcome.message)
+            _say(request, messages.ERROR, outcome.message)
         return _here(study)
     if outcome.message:
-        messages.add_message(request, getattr(messages, outcome.level.upper()), outcome.message)
+        _say(request, getattr(messages, outcome.level.upper()), outcome.message)
     if outcome.redirect and outcome.redirect.startswith("?"):
         return HttpResponseRedirect(f"{_step_url(study.slug)}{outcome.redirect}")
     if outcome.redirect:
@@ -256,9 +273,25 @@ def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     """A friendly page for a form posted from an expired or foreign page (no details leaked).
 
     ``CSRF_FAILURE_VIEW`` serves every URL, so the wording follows the URL's area
-    (participant, researcher or annotator; see :func:`spotlight_study.errors.url_area`). Not
-    stored by the browser, as the participant pages: Back and Forward must ask the server again.
+    (participant, researcher or annotator; see :func:`spotlight_study.errors.url_area`); a
+    study's page gets it in the study's language (one query for the study). Not stored by the
+    browser, as the participant pages: Back and Forward must ask the server again.
     """
-    return render(
-        request, "participation/csrf_failure.html", error_context(request.path), status=403
-    )
+    context = error_context(request.path)
+    plan = None
+    if context["area"] == PARTICIPANT:
+        match = request.resolver_match or _resolve_quietly(request.path_info)
+        slug = (match.kwargs.get("slug") if match and match.app_name == "participation" else None)
+        plan = study_plan_for_slug(slug) if slug else None
+    if plan is None:
+        return render(request, "participation/csrf_failure.html", context, status=403)
+    with study_language(request, plan):
+        return render(request, "participation/csrf_failure.html", context, status=403)
+
+
+def _resolve_quietly(path: str):
+    """The URL match of ``path``, or ``None`` when no URL matches it."""
+    try:
+        return resolve(path)
+    except Resolver404:
+        return None

@@ -365,6 +365,7 @@ def file_check(path: str | Path) -> LaunchReport:
             setting_keys=[s["key"] for s in clean["settings"]],
             conditions=list(clean["conditions"]),
             target_sample_size=clean["target_sample_size"],
+            language=clean["language"],
         ),
     )
     codes = clean["completion_codes"]

@@ -20,6 +20,7 @@ from spotlight_study.accounts.roles import (
 )
 from spotlight_study.participation.errors import PilotError
 from spotlight_study.participation import steps
+from spotlight_study.participation.language import study_language
 from spotlight_study.participation.pilot import PILOT_MAX_PARTICIPANTS_WEB, pilot_delete, pilot_run
 from spotlight_study.participation.selectors import study_dashboard
 from spotlight_study.researcher.launch import launch_check
@@ -232,13 +233,22 @@ def preview_index(request: HttpRequest, slug: str) -> HttpResponse:
 @researcher_required
 def preview_page(request: HttpRequest, slug: str, cell: int, page: str) -> HttpResponse:
     """One page of the flow as a participant in ``cell`` would see it, through the step's spec
-    (:func:`spotlight_study.participation.steps.preview`). Records nothing."""
+    (:func:`spotlight_study.participation.steps.preview`), in the study's language. Records
+    nothing."""
     study = study_get_or_404(slug=slug)
     cells = study_cells(study)
     if not 0 <= cell < len(cells):
         raise Http404("No such cell.")
     the_cell = cells[cell]
     names = [name for name, _, _ in steps.preview_pages(len(the_cell.tasks))]
+    with study_language(request, study):
+        return _preview_page(request, study, the_cell, names, page)
+
+
+def _preview_page(request: HttpRequest, study, the_cell, names: list[str], page: str) -> HttpResponse:
+    """:func:`preview_page` for a known cell of ``study`` (its flow's page ``names``), in the
+    study's language."""
+    slug, cell = study.slug, the_cell.index
     shown = steps.preview(study=study, cell=the_cell, page_name=page)
     if shown is None:
         raise Http404("No such page.")

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .languages import language_warning
+
 
 @dataclass(frozen=True)
 class CellTask:
@@ -117,7 +119,7 @@ def build_cells(setting_keys: list[str], conditions: list[str]) -> list[Cell]:
 
 
 def design_warnings(
-    *, setting_keys: list[str], conditions: list[str], target_sample_size: int
+    *, setting_keys: list[str], conditions: list[str], target_sample_size: int, language: str = "en"
 ) -> list[str]:
     """Warnings about a design that works but may not be what the researcher meant.
 
@@ -129,6 +131,8 @@ def design_warnings(
         Condition values.
     target_sample_size : int
         Participants wanted in all.
+    language : str
+        The study's ``language`` (a code the schema accepted).
 
     Returns
     -------
@@ -140,7 +144,9 @@ def design_warnings(
         - fewer main settings than conditions: each participant sees only some conditions, so
           the within-participant survey comparison misses the others;
         - a ``target_sample_size`` that is not a multiple of the number of cells, so the cells
-          cannot all be filled equally.
+          cannot all be filled equally;
+        - a ``language`` the platform ships no translation for
+          (:func:`spotlight_study.studies.languages.language_warning`).
 
     Raises
     ------
@@ -169,4 +175,7 @@ def design_warnings(
             f"target_sample_size {target_sample_size} is not a multiple of the {n_cells} cells: "
             f"the cells cannot be filled equally (use {lower or n_cells} or {lower + n_cells})."
         )
+    untranslated = language_warning(language)
+    if untranslated:
+        warnings.append(untranslated)
     return warnings

@@ -155,6 +155,7 @@ def study_file_data(study: Study) -> dict[str, Any]:
         "slug": lambda: study.slug,
         "title": lambda: study.title,
         "status": lambda: study.status,
+        "language": lambda: study.language,
         "consent_text": lambda: study.consent_text,
         "instructions_text": lambda: study.instructions_text,
         "example_answer": lambda: study.example_answer,

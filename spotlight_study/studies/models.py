@@ -8,6 +8,7 @@ import secrets
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from .languages import DEFAULT_LANGUAGE, DEFAULT_TASK_PROMPT, pattern_label
 from .rules import abandonment_timeout_too_short, completion_code_clashes
 
 
@@ -54,14 +55,18 @@ class Study(models.Model):
     slug = models.SlugField(max_length=80, unique=True)
     title = models.CharField(max_length=200)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
+    # The participant pages' language (spotlight_study/studies/languages.py).
+    language = models.CharField(
+        max_length=12,
+        default=DEFAULT_LANGUAGE,
+        help_text="Language code of the participant pages, e.g. en, de, es, fr.",
+    )
 
     consent_text = models.TextField()
     instructions_text = models.TextField(help_text="Step 1: what the task is.")
     example_answer = models.TextField(help_text="Example answer for the worked example.")
     pattern_intro_text = models.TextField(help_text="Step 2: what the token-pattern box is.")
-    task_prompt = models.TextField(
-        default="Describe the general differences between the texts in Group 1 and Group 2."
-    )
+    task_prompt = models.TextField(default=DEFAULT_TASK_PROMPT)
 
     completion_code = models.CharField(max_length=40)
     failed_check_code = models.CharField(max_length=40)
@@ -271,5 +276,6 @@ class TokenPattern(models.Model):
 
     @property
     def label(self) -> str:
-        """The text shown in the box, e.g. ``maize, beans (more often in group 1)``."""
-        return f"{', '.join(self.tokens)} (more often in group {self.group})"
+        """The text shown in the box, e.g. ``maize, beans (more often in group 1)``, in the
+        active language (:func:`.languages.pattern_label`)."""
+        return pattern_label(self.tokens, self.group)

@@ -25,6 +25,7 @@ from typing import Any
 from spotlight_study.compiled_sql import SENTINEL_STR, PreparedQuery
 
 from .design import Cell, build_cells
+from .languages import pattern_label
 from .models import Setting, Study, TokenPattern, new_definition_version
 
 
@@ -45,7 +46,11 @@ class PatternPlan:
     tokens: tuple[str, ...]
     group: int
     is_distractor: bool
-    label: str
+
+    @property
+    def label(self) -> str:
+        """The pattern box's line in the active language (the study's on its pages)."""
+        return pattern_label(self.tokens, self.group)
 
     @property
     def pk(self) -> int:
@@ -102,6 +107,7 @@ class StudyPlan:
     slug: str
     title: str
     status: str
+    language: str
     consent_text: str
     instructions_text: str
     example_answer: str
@@ -139,7 +145,7 @@ class StudyPlan:
 
 def _pattern_plan(p: TokenPattern) -> PatternPlan:
     return PatternPlan(
-        id=p.pk, tokens=tuple(p.tokens), group=p.group, is_distractor=p.is_distractor, label=p.label
+        id=p.pk, tokens=tuple(p.tokens), group=p.group, is_distractor=p.is_distractor
     )
 
 
@@ -179,6 +185,7 @@ def plan_compile(study: Study) -> StudyPlan:
         slug=study.slug,
         title=study.title,
         status=study.status,
+        language=study.language,
         consent_text=study.consent_text,
         instructions_text=study.instructions_text,
         example_answer=study.example_answer,

@@ -17,6 +17,7 @@ from rest_framework import serializers
 from .content import pattern_problems
 from .file_limits import FileLimitError, data_check, file_size_check, json_int, yaml_load_checked
 from .errors import StudyFileError
+from .languages import DEFAULT_LANGUAGE, language_known
 from .models import Condition, Study
 from .rules import abandonment_timeout_too_short, completion_code_clashes
 from .schema_provenance import ProvenanceSerializer, provenance_errors
@@ -195,6 +196,8 @@ class StudyFileSerializer(serializers.Serializer):
     slug = serializers.SlugField(max_length=80)
     title = serializers.CharField(max_length=200)
     status = serializers.ChoiceField(choices=Study.Status.values, default=Study.Status.DRAFT)
+    # The participant pages' language (studies/languages.py): a code Django knows, e.g. de.
+    language = serializers.CharField(max_length=12, required=False, default=DEFAULT_LANGUAGE)
     consent_text = serializers.CharField()
     instructions_text = serializers.CharField()
     example_answer = serializers.CharField()
@@ -229,6 +232,15 @@ class StudyFileSerializer(serializers.Serializer):
                 f"`{value}` is reserved for a page of the platform; choose another slug."
             )
         return value
+
+    def validate_language(self, value: str) -> str:
+        code = value.strip().lower().replace("_", "-")
+        if not language_known(code):
+            raise serializers.ValidationError(
+                f"Unknown language code `{value}`: use a code such as en, de, es, fr, ar or he "
+                "(docs/study-file.md)."
+            )
+        return code
 
     def validate_conditions(self, value: list[str]) -> list[str]:
         if len(set(value)) != len(value):

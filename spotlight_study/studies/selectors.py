@@ -110,4 +110,5 @@ def study_design_warnings(study: Study) -> list[str]:
         setting_keys=keys,
         conditions=list(study.conditions),
         target_sample_size=study.target_sample_size,
+        language=study.language,
     )

@@ -11,6 +11,7 @@ from django.db.models import Q
 from .changes import replace_refusal
 from .errors import StudyImportError
 from .freeze import frozen_message, study_freeze_reason
+from .languages import default_task_prompt
 from .models import Setting, Study, TokenPattern
 from .schema import parse_study_file, validate_study_data
 
@@ -158,6 +159,7 @@ def study_import_outcome(
         slug=clean["slug"],
         title=clean["title"],
         status=clean["status"],
+        language=clean["language"],
         consent_text=clean["consent_text"],
         instructions_text=clean["instructions_text"],
         example_answer=clean["example_answer"],
@@ -178,7 +180,8 @@ def study_import_outcome(
         survey=_plain(clean["survey"]),
         annotators_per_item=annotation.get("annotators_per_item", 2),
         annotation_reservation_minutes=annotation.get("reservation_minutes", 30),
-        task_prompt=clean.get("task_prompt") or Study._meta.get_field("task_prompt").default,
+        # Without one in the file, the platform's prompt in the study's language.
+        task_prompt=clean.get("task_prompt") or default_task_prompt(clean["language"]),
     ).items():
         setattr(study, field, value)
     study.full_clean()

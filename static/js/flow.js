@@ -7,8 +7,20 @@
 //    field: pastes, time with the tab hidden, focus lost; and keep the character counter.
 // 4. The survey's error summary links to the first refused question's first option: show the
 //    question's text with it, not only the option (the browser would scroll the option to the top).
+// Its words come from the page, in the study's language (data-place-note on <main>,
+// data-counter on the counter: patterns with {braces}), and numbers are written the way the
+// page's language (<html lang>) writes them, so this file is the same for every study.
 (function () {
   "use strict";
+  function fill(pattern, values) {
+    return pattern.replace(/\{(\w+)\}/g, function (all, name) {
+      return Object.prototype.hasOwnProperty.call(values, name) ? values[name] : all;
+    });
+  }
+  var numbers = null;
+  try { numbers = new Intl.NumberFormat(document.documentElement.lang || undefined); } catch (e) { numbers = null; }
+  function number(n) { return numbers ? numbers.format(n) : String(n); }
+
   window.addEventListener("pageshow", function (ev) {
     if (ev.persisted) { window.location.reload(); }
   });
@@ -26,7 +38,8 @@
     if (note && was && typeof was.order === "number" && typeof was.saved === "string" &&
         was.order < here.order) {
       var line = document.createElement("p");
-      line.textContent = was.saved + "; " + main.getAttribute("data-place-here") + ".";
+      line.textContent = fill(main.getAttribute("data-place-note") || "{saved}; {here}.",
+                              { saved: was.saved, here: main.getAttribute("data-place-here") });
       note.appendChild(line);
     }
     // Back to this entry shows whatever step is current then, so the browser must not put back
@@ -109,12 +122,13 @@
       save();
     });
     var max = parseInt(answer.getAttribute("maxlength") || "0", 10);
-    // Numbers as the page writes them ("5,000" in English): the limit line above the counter
-    // and the counter must not show the same limit in two formats.
-    var lang = document.documentElement.lang || undefined;
-    var number = function (n) { return n.toLocaleString(lang); };
+    // number() writes the counter's numbers as the limit line above it does ("5,000" in English,
+    // "5.000" in German): the same limit must not appear in two formats.
     var update = function () {
-      if (counter && max) { counter.textContent = number(answer.value.length) + " of at most " + number(max) + " characters."; }
+      if (counter && max) {
+        counter.textContent = fill(counter.getAttribute("data-counter") || "{count} / {max}",
+                                   { count: number(answer.value.length), max: number(max) });
+      }
     };
     answer.addEventListener("input", update);
     update();

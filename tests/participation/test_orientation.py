@@ -16,7 +16,7 @@ DURATION_LINE = re.compile(r'<p class="duration">This study takes about (\d+) mi
 
 
 def _place(html: str) -> tuple[int, str, str]:
-    m = re.search(r'<main data-place-order="(\d+)" data-place-saved="([^"]*)" data-place-here="([^"]*)">', html)
+    m = re.search(r'<main data-place-order="(\d+)" data-place-saved="([^"]*)" data-place-here="([^"]*)"[^>]*>', html)
     assert m, "the step page carries its place on <main>"
     return int(m.group(1)), m.group(2), m.group(3)
 

@@ -13,7 +13,7 @@ from spotlight_study.studies.plan import study_plan
 from .. import drafts
 from ..errors import InvalidAnswer, StaleStep
 from ..models import Participant
-from ..page_place import page_place
+from ..page_place import page_place, place_note_pattern
 from ..services import STALE_MESSAGE, step_token
 from . import statements
 from .spec import Outcome, PilotTurn, PreviewPage, StepSpec, Turn, flow_order, spec_for, spec_named
@@ -52,7 +52,8 @@ def page(
     """The participant's current step page: ``(template, context)``.
 
     The context holds ``study`` (the plan), ``participant``, ``form`` (restoring the page's
-    kept draft, refused or typed, if any), ``place`` (:func:`..page_place.page_place`) and the
+    kept draft, refused or typed, if any), ``place`` (:func:`..page_place.page_place`),
+    ``place_note`` (:func:`..page_place.place_note_pattern`, in the active language) and the
     step's own context (which gives ``draft_url``, where ``static/js/draft.js`` sends typed
     drafts, on the pages that have something to type). A task page records its serving (the
     one write a GET makes).
@@ -72,6 +73,8 @@ def page(
         "form_action": "",
         "form": form,
         "place": page_place(participant) if spec.save is not None else None,
+        # How flow.js words the Back/Forward note, in the page's language.
+        "place_note": place_note_pattern(),
     }
     ctx.update(spec.context(turn, form))
     return spec.template, ctx

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from ..errors import InvalidAnswer
 from ..forms import SurveyForm
@@ -44,9 +45,9 @@ def survey_save(turn: Turn, *, responses: dict[tuple[str, str], int], comment: s
     now = turn.now or timezone.now()
     p, plan = turn.participant, turn.plan
     if set(responses) != survey_item_keys(p, plan):
-        raise InvalidAnswer("Please answer every question.")
+        raise InvalidAnswer(gettext("Please answer every question."))
     if any(not (1 <= int(v) <= 5) for v in responses.values()):
-        raise InvalidAnswer("Every answer must be on the 1-5 scale.")
+        raise InvalidAnswer(gettext("Every answer must be on the 1-5 scale."))
     statements.survey_inserted([
         SurveyAnswer(participant=p, condition=c, item=i, response=int(v))
         for (c, i), v in sorted(responses.items())

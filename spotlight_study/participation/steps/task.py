@@ -6,6 +6,8 @@ from dataclasses import replace
 from datetime import datetime
 
 from django.utils import timezone
+from django.utils.formats import number_format
+from django.utils.translation import gettext
 
 from spotlight_study.studies.models import Study
 from spotlight_study.studies.plan import study_plan_of
@@ -123,8 +125,9 @@ def answer_save(turn: Turn, *, answer: str, telemetry: Telemetry) -> Outcome | N
         raise ValueError("The participant belongs to another study.")
     if not answer or not plan.min_answer_chars <= len(answer) <= plan.max_answer_chars:
         raise InvalidAnswer(
-            f"Please write an answer of {plan.min_answer_chars} to "
-            f"{plan.max_answer_chars} characters."
+            gettext("Please write an answer of %(min)s to %(max)s characters.")
+            % {"min": number_format(plan.min_answer_chars, force_grouping=True),
+               "max": number_format(plan.max_answer_chars, force_grouping=True)}
         )
     setting, condition, position = turn.task
     served_at = getattr(p, "served_at", None)
