@@ -8,6 +8,7 @@ import secrets
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from .quality_flags import default_holding_flags
 from .rules import abandonment_timeout_too_short, completion_code_clashes
 
 
@@ -87,6 +88,17 @@ class Study(models.Model):
         max_length=20,
         choices=FailedCheckPolicy.choices,
         default=FailedCheckPolicy.CONTINUE_AND_FLAG,
+    )
+    instruction_check_attempts = models.PositiveSmallIntegerField(
+        default=1,
+        choices=[(1, "One attempt"), (2, "Two attempts: re-read the instructions after a failure")],
+        help_text="With 2, a failed first instruction check shows the instructions again, then "
+        "the training task once more; the last attempt counts.",
+    )
+    holding_flags = models.JSONField(
+        default=default_holding_flags,
+        blank=True,
+        help_text="Quality flags that hold a submission back from bulk approval for a manual look.",
     )
     conditions = models.JSONField(
         default=list, help_text='Condition values, e.g. ["no_pattern", "pattern"].'
