@@ -12,6 +12,6 @@ class AnnotationConfig(AppConfig):
         # The Prolific review cannot import this app; it asks the sources registered here.
         from spotlight_study.participation.review_evidence import exclusion_source_register
 
-        from .selectors import participant_final_exclusions
+        from .exclusions import participant_final_exclusions
 
         exclusion_source_register(participant_final_exclusions)

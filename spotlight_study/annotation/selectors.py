@@ -26,7 +26,6 @@ from .models import (
     Annotation,
     Assignment,
     CodebookTag,
-    Exclusion,
     FinalLabel,
     Item,
     MachineAcceptance,
@@ -591,23 +590,3 @@ def machine_acceptance_log(*, study: Study) -> list[MachineAcceptance]:
     return list(
         MachineAcceptance.objects.filter(study=study).select_related("user").order_by("at", "pk")
     )
-
-
-def participant_final_exclusions(study: Study, participant_ids: list[int]) -> dict[int, list[tuple[str, str]]]:
-    """``{participant id: [(setting key, exclusion)]}``: the final labels of those participants'
-    real answers (training and main) that exclude the answer (``exclusion`` not ``none``; a
-    machine final label without the field excludes nothing). Participants without one are left
-    out. One query. Registered with ``participation.review_evidence`` (``AnnotationConfig``)."""
-    out: dict[int, list[tuple[str, str]]] = {}
-    rows = (
-        FinalLabel.objects.filter(
-            item__study=study, item__is_pilot=False, item__response__participant_id__in=participant_ids
-        )
-        .exclude(exclusion__isnull=True)
-        .exclude(exclusion=Exclusion.NONE)
-        .order_by("item__response__participant_id", "item__response__position")
-        .values_list("item__response__participant_id", "item__setting__key", "exclusion")
-    )
-    for pid, setting_key, exclusion in rows:
-        out.setdefault(pid, []).append((setting_key, exclusion))
-    return out

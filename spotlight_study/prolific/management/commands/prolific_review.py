@@ -18,6 +18,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from spotlight_study.commands import study_for_command
+from spotlight_study.participation.selectors import participant_pseudonym
 from spotlight_study.prolific import selectors
 from spotlight_study.prolific.errors import ProlificError, ProlificServiceError
 from spotlight_study.prolific.services.bonuses import bonus_payment_draft, bonus_payment_pay
@@ -112,7 +113,7 @@ class Command(BaseCommand):
         wanted = o["decide"]
         queue = selectors.review_queue(ps)
         row = next((h for h in queue.held if wanted in (h.pseudonym, h.submission.submission_id)), None)
-        submission_id = row.submission.submission_id if row else wanted
+        submission_id = row.submission.submission_id if row else self._submission_of(ps, wanted)
         action = o["action"]
         if not o["yes"]:
             self.stdout.write(f"Would {action.replace('_', ' ')} submission {submission_id}"
@@ -135,6 +136,15 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"Already decided ({d.get_action_display().lower()}, {d.get_outcome_display().lower()}); nothing was sent again."
             )
+
+    @staticmethod
+    def _submission_of(ps, wanted: str) -> str:
+        """The submission id of a pseudonym (its latest submission), or ``wanted`` as given."""
+        found = wanted
+        for sub in selectors.submissions_of(ps).exclude(participant=None):
+            if participant_pseudonym(study=ps.study, prolific_pid=sub.participant.prolific_pid) == wanted:
+                found = sub.submission_id
+        return found
 
     def _bonuses(self, ps, path: Path, *, pay: bool) -> None:
         try:
