@@ -134,18 +134,6 @@ TEMPLATES = [
             ],
         },
     },
-    # The participant step pages (``<app>/jinja2/``): Jinja2 renders them in about 40 % of the
-    # CPU (spotlight_study/participation/jinja_env.py). Only the messages processor: ``request``
-    # and the CSRF token come with the backend, and the pages show no navigation or user.
-    {
-        "NAME": "jinja2",
-        "BACKEND": "django.template.backends.jinja2.Jinja2",
-        "APP_DIRS": True,
-        "OPTIONS": {
-            "environment": "spotlight_study.participation.jinja_env.environment",
-            "context_processors": ["django.contrib.messages.context_processors.messages"],
-        },
-    },
 ]
 
 DATABASES = {

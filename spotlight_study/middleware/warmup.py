@@ -23,9 +23,8 @@ from django.template import TemplateDoesNotExist, engines
 from django.urls import get_resolver
 
 # The participant pages and what they extend or include (the hot path of every study): the
-# step pages in Jinja2 (participation/jinja2), the entry's and error pages in Django's language.
-_PARTICIPATION = Path(__file__).resolve().parent.parent / "participation"
-_TEMPLATE_DIRS = (_PARTICIPATION / "jinja2", _PARTICIPATION / "templates")
+# step pages, the entry's and the error pages.
+_TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "participation" / "templates"
 _EXTRA_TEMPLATES = ("base.html", "400.html", "403.html", "404.html")
 
 # Libraries that views import lazily and that take seconds to import: the launch check on the
@@ -55,9 +54,7 @@ def warm_up() -> None:
             importlib.import_module(module)
         except ImportError:  # an optional part missing: its page says so when asked
             pass
-    names = [
-        str(p.relative_to(folder)) for folder in _TEMPLATE_DIRS for p in sorted(folder.rglob("*.html"))
-    ]
+    names = [str(p.relative_to(_TEMPLATE_DIR)) for p in sorted(_TEMPLATE_DIR.rglob("*.html"))]
     for engine in engines.all():
         for name in (*names, *_EXTRA_TEMPLATES):
             try:

@@ -9,12 +9,11 @@ choices) renders them afresh.
 from __future__ import annotations
 
 from django.template.loader import render_to_string
-from django.utils.safestring import SafeString, mark_safe
+from django.utils.safestring import SafeString
 
 from spotlight_study.studies.plan import StudyPlan
 
 from .forms import SurveyForm
-from .jinja_env import STEP_PAGE_ENGINE
 
 # Bounded so that a long-running process editing many study versions cannot grow without end;
 # a study has as many entries as orders of its conditions (2 for the reference design).
@@ -36,12 +35,7 @@ def survey_radios_html(*, plan: StudyPlan, conditions: list[str], form: SurveyFo
     if html is None:
         if len(_SURVEY_RADIOS) >= _MAX_ENTRIES:
             _SURVEY_RADIOS.clear()
-        # Jinja2 returns plain text; every value in it was escaped by the template.
-        html = _SURVEY_RADIOS[key] = mark_safe(
-            render_to_string(
-                "participation/_survey_radios.html",
-                {"sections": form.radio_sections()},
-                using=STEP_PAGE_ENGINE,
-            )
+        html = _SURVEY_RADIOS[key] = render_to_string(
+            "participation/_survey_radios.html", {"sections": form.radio_sections()}
         )
     return html

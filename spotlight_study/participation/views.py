@@ -36,7 +36,6 @@ from . import assignment, drafts, services, steps
 from .binding import bound_participant_id, participant_bind
 from .errors import ArrivalRefused, InvalidDraft, StaleStep, StudyNotOpen
 from .forms import EntryForm
-from .jinja_env import STEP_PAGE_ENGINE
 from .models import Participant
 from .ratelimit import arrival_admit, draft_admit
 from .selectors import participant_exists, participant_for_page
@@ -142,7 +141,7 @@ def step(request: HttpRequest, slug: str) -> HttpResponse:
         query_string=request.META.get("QUERY_STRING", ""),
         draft_url=_draft_url(slug),
     )
-    return render(request, template, ctx, using=STEP_PAGE_ENGINE)
+    return render(request, template, ctx)
 
 
 #: The query string of the consent page that asks a participant to confirm not taking part.

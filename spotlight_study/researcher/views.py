@@ -20,7 +20,6 @@ from spotlight_study.accounts.roles import (
 )
 from spotlight_study.participation.errors import PilotError
 from spotlight_study.participation import steps
-from spotlight_study.participation.jinja_env import STEP_PAGE_ENGINE
 from spotlight_study.participation.pilot import PILOT_MAX_PARTICIPANTS_WEB, pilot_delete, pilot_run
 from spotlight_study.participation.selectors import study_dashboard
 from spotlight_study.researcher.launch import launch_check
@@ -257,4 +256,4 @@ def preview_page(request: HttpRequest, slug: str, cell: int, page: str) -> HttpR
         if following
         else "",
     )
-    return render(request, template, ctx, using=STEP_PAGE_ENGINE)
+    return render(request, template, ctx)

@@ -12,8 +12,7 @@ from spotlight_study.participation.models import Participant
 
 def _assert_rendered(page_html: str, bound_field, *, widget: bool = True) -> None:
     """The widget's (and its errors') HTML occurs in the page, compared as parsed HTML: the same
-    elements, attributes and text, whitespace and the spelling of escapes aside (Jinja2 writes
-    ``"`` as ``&#34;`` where Django writes ``&quot;``)."""
+    elements, attributes and text, whitespace and the spelling of escapes aside."""
     page = parse_html(page_html)
     if widget:
         assert parse_html(str(bound_field)) in page, str(bound_field)

@@ -7,27 +7,26 @@ import re
 import pytest
 from django import forms
 from django.db import connection
-from django.template import engines
-from jinja2 import ChoiceLoader, DictLoader
+from django.conf import settings
+from django.test import override_settings
 
 from spotlight_study.participation import steps
 from spotlight_study.participation.forms import StepForm
-from spotlight_study.participation.jinja_env import STEP_PAGE_ENGINE
 from spotlight_study.participation.models import Participant, TaskResponse
 from spotlight_study.participation.pilot import pilot_run
 from spotlight_study.participation.steps import statements
 
 from ..conftest import Walker
 
-READY_TEMPLATE = """{% extends "participation/base.html" %}
+READY_TEMPLATE = """{% extends "participation/step_base.html" %}
 {% block content %}
 <h1>Ready check</h1>
 <p>{{ ready_question }}</p>
 <form method="{{ form_method }}" action="{{ form_action }}">
-  {% if form_method == "post" %}{{ csrf_input }}{% endif %}
+  {% if form_method == "post" %}{% csrf_token %}{% endif %}
   {% include "participation/_hidden_token.html" %}
-  {% for e in form["ready"].errors %}<p class="error">{{ e }}</p>{% endfor %}
-  <input name="ready" value="{{ form["ready"].value() or "" }}">
+  {% for e in form.ready.errors %}<p class="error">{{ e }}</p>{% endfor %}
+  <input name="ready" value="{{ form.ready.value|default:"" }}">
   <button type="submit">Continue</button>
 </form>
 {% endblock %}
@@ -64,16 +63,27 @@ def ready_step():
         pilot=pilot,
         statements=(statements.LOCKED_READ, statements.PARTICIPANT_SAVE),
     )
-    env = engines[STEP_PAGE_ENGINE].env
-    loader = env.loader
-    env.loader = ChoiceLoader([DictLoader({"participation/ready_check.html": READY_TEMPLATE}), loader])
+    # The site's template settings with the step's template in memory, looked up first.
+    (django_templates,) = settings.TEMPLATES
+    options = {key: value for key, value in django_templates["OPTIONS"].items() if key != "loaders"}
+    with_ready = {
+        **django_templates,
+        "APP_DIRS": False,
+        "OPTIONS": {
+            **options,
+            "loaders": [
+                ("django.template.loaders.locmem.Loader", {"participation/ready_check.html": READY_TEMPLATE}),
+                "django.template.loaders.filesystem.Loader",
+                "django.template.loaders.app_directories.Loader",
+            ],
+        },
+    }
     steps.register(spec, after=Participant.Step.INSTRUCTIONS)
     try:
-        yield saved
+        with override_settings(TEMPLATES=[with_ready]):
+            yield saved
     finally:
         steps.unregister("ready_check")
-        env.loader = loader
-        env.cache.clear()
 
 
 def test_a_registered_step_works_in_the_participant_flow(client, demo_study, ready_step):

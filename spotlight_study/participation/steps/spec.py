@@ -124,7 +124,8 @@ class StepSpec:
     key : str
         The ``Participant.step`` value (at most 20 characters).
     template : str
-        The Jinja2 template of the step page (``participation/jinja2/``).
+        The Django template of the step page (``participation/templates/participation/``),
+        which extends ``participation/step_base.html``.
     form : type or None
         The step's form class; ``None`` for an end page.
     form_kwargs : callable

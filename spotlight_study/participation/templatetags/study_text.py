@@ -5,6 +5,9 @@ lines that start with ``- `` or ``* `` (bullets) or ``1. `` / ``1)`` (numbers). 
 ``linebreaks`` would show such lists as literal "- " lines; this filter turns them into
 ``<ul>``/``<ol>``. It understands nothing else: every character of the text is escaped, so a study
 file cannot put markup on a participant's page.
+
+The library's other filters serve the same pages: ``list_items`` (a group's texts as escaped
+``<li>`` items) and ``states_duration`` (whether a consent text already gives the duration).
 """
 from __future__ import annotations
 
@@ -99,9 +102,11 @@ _DURATION = re.compile(
 )
 
 
+@register.filter
 @lru_cache(maxsize=256)
 def states_duration(text: str | None) -> bool:
-    """Whether a researcher's text already says how long the study takes.
+    """Whether a researcher's text already says how long the study takes (a filter:
+    ``{% if not study.consent_text|states_duration %}``).
 
     True when a number stands right before a unit of minutes or hours: "about 15 minutes",
     "10-15 min", "20 to 25 minutes", "one hour", "half an hour", "a 20-minute study". The consent

@@ -1,5 +1,5 @@
-"""The step pages are Jinja2 templates (spotlight_study/participation/jinja_env.py): they escape
-what a study file says as Django's templates do, and share the staff and error pages' frame."""
+"""The step pages (``participation/templates/participation/``, framed by ``step_base.html``)
+escape what a study file says, and share the staff and error pages' ``<head>``."""
 from __future__ import annotations
 
 import re
@@ -10,7 +10,6 @@ from django.template.loader import render_to_string
 from django.test import Client
 from django.test.html import parse_html
 
-from spotlight_study.participation.jinja_env import STEP_PAGE_ENGINE
 from spotlight_study.studies.services import study_import
 
 from ..conftest import Walker
@@ -62,7 +61,7 @@ def test_step_pages_escape_every_text_of_the_study_file(marked_up_study):
     shown = 0
     for html in pages:
         assert '<b id="x">' not in html and "<b " not in html
-        # Jinja2 and Django spell the escapes differently (&#34; and &quot;): count the text.
+        # Counted as text: the count does not depend on how an escape is spelled.
         shown += unescape(html).count(MARKUP)
     # The title on every page and as the consent's heading; the consent; the instructions and
     # the example answer; the training's intro; the task prompt on the training and both task
@@ -78,10 +77,11 @@ def _head(html: str) -> str:
 
 
 def test_step_pages_have_the_head_of_the_other_pages(db):
-    """The Jinja2 frame of the step pages and Django's ``base.html`` write the same ``<head>``."""
+    """The step pages' frame (``participation/step_base.html``) and ``base.html`` write the
+    same ``<head>``."""
     context = {"study": {"title": 'A "study" & more'}}
-    step = render_to_string("participation/base.html", context, using=STEP_PAGE_ENGINE)
+    step = render_to_string("participation/step_base.html", context)
     other = render_to_string("base.html", context)
     assert parse_html(_head(step)) == parse_html(_head(other))
-    untitled = render_to_string("participation/base.html", {}, using=STEP_PAGE_ENGINE)
+    untitled = render_to_string("participation/step_base.html", {})
     assert "<title>Study</title>" in untitled
