@@ -41,6 +41,8 @@ def page_place(participant: Participant) -> PagePlace | None:
         return PagePlace(1, "You have already read the instructions", "this is the instructions page")
     if step == Participant.Step.TRAINING:
         return PagePlace(2, "Your answer to the example task is saved", "this is the example task")
+    if step == Participant.Step.REREAD:
+        return PagePlace(2, "Your answer to the example task is saved", "these are the instructions again")
     if step == Participant.Step.TASK:
         k = participant.task_index + 1
         return PagePlace(2 + k, f"Your answer to task {k} is saved", f"this is task {k}")
