@@ -238,7 +238,7 @@ def preview_page(request: HttpRequest, slug: str, cell: int, page: str) -> HttpR
     if not 0 <= cell < len(cells):
         raise Http404("No such cell.")
     the_cell = cells[cell]
-    names = [name for name, _, _ in steps.preview_pages(len(the_cell.tasks))]
+    names = [name for name, _, _ in steps.preview_pages(len(the_cell.tasks), study=study)]
     shown = steps.preview(study=study, cell=the_cell, page_name=page)
     if shown is None:
         raise Http404("No such page.")

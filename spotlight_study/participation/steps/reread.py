@@ -36,4 +36,5 @@ REREAD = StepSpec(
     pilot=reread_pilot,
     statements=(statements.LOCKED_READ, statements.PARTICIPANT_SAVE),
     detour=True,
+    in_preview=lambda study: study.instruction_check_attempts == 2,
 )

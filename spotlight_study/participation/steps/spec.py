@@ -155,6 +155,9 @@ class StepSpec:
     detour : bool
         A step that :func:`advance` passes by: only a save that chooses it enters it (with
         :func:`enter`), e.g. the instructions again after a failed first instruction check.
+    in_preview : callable or None
+        ``in_preview(study) -> bool``: whether the step's pages are in the preview of this
+        study (``None``: always).
     """
 
     key: str
@@ -170,6 +173,7 @@ class StepSpec:
     pilot: Callable[[PilotTurn], dict | None] | None = None
     for_this_page: Callable[[Any], bool] | None = None
     detour: bool = False
+    in_preview: Callable[[Any], bool] | None = None
 
     def pages(self, n_tasks: int) -> list[tuple[str, int]]:
         """This step's preview pages, ``[(name, position)]``."""
