@@ -261,3 +261,36 @@ def test_command_decides_with_yes_only(linked, fake_prolific, mixed):
     assert "nothing was sent again" in out.getvalue()
     assert fake_prolific.count("POST", r"submissions/.*/request-return/") == 1
     assert ReviewDecision.objects.get().decided_via == "command"
+
+
+def test_two_requests_at_once_send_one_decision(transactional_db, linked, fake_prolific, mixed):
+    """Two tabs (threads, own connections) confirm the same return at the same instant: one
+    records and sends it, the other finds it; Prolific gets one request."""
+    import threading
+
+    from django.db import connection
+
+    sub = mixed["ai"].prolific_session_id
+    barrier = threading.Barrier(2)
+    results, errors = [], []
+
+    def decide():
+        try:
+            barrier.wait(timeout=10)
+            results.append(review.held_submission_decide(
+                prolific_study_id=linked.pk, submission_id=sub, action="request_return", confirmed=True,
+            ).created)
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=decide) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not errors, errors
+    assert sorted(results) == [False, True]
+    assert fake_prolific.count("POST", rf"submissions/{sub}/request-return/") == 1
+    assert ReviewDecision.objects.filter(submission__submission_id=sub).count() == 1
