@@ -8,7 +8,7 @@ import secrets
 from django.core.exceptions import ValidationError
 from django.db import models
 
-from .quality_flags import default_holding_flags
+from .quality_flags import default_holding_flags, known_flag_keys
 from .rules import abandonment_timeout_too_short, completion_code_clashes
 
 
@@ -148,6 +148,10 @@ class Study(models.Model):
         rule tied to its field, so the admin shows each next to its input.
         """
         errors: dict[str, str] = {}
+        known = known_flag_keys()
+        unknown = [f for f in self.holding_flags or [] if f not in known]
+        if not isinstance(self.holding_flags, list) or (known and unknown):
+            errors["holding_flags"] = f"A list of flag keys: {', '.join(known)}."
         valid = set(Condition.values)
         bad = [c for c in self.conditions or [] if c not in valid]
         if not self.conditions:

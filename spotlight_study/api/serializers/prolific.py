@@ -12,6 +12,7 @@ class ProlificStudySerializer(serializers.ModelSerializer):
     """A study's Prolific settings (reward in minor units) with review counts."""
 
     to_approve = serializers.IntegerField(read_only=True)
+    held = serializers.IntegerField(read_only=True)
     failed_checks = serializers.IntegerField(read_only=True)
     status_counts = serializers.DictField(child=serializers.IntegerField(), read_only=True)
 
@@ -21,7 +22,7 @@ class ProlificStudySerializer(serializers.ModelSerializer):
             "prolific_id", "prolific_status", "description", "reward_minor_units",
             "total_available_places", "device_compatibility", "filters", "participant_group_id",
             "completed_action", "failed_check_review", "rejection_category",
-            "external_study_url", "last_synced_at", "to_approve", "failed_checks", "status_counts",
+            "external_study_url", "last_synced_at", "to_approve", "held", "failed_checks", "status_counts",
         ]
         read_only_fields = fields
 

@@ -54,8 +54,8 @@ class ProlificStudyView(ProlificScoped, generics.GenericAPIView):
     def get(self, request, slug: str):
         ps = self.prolific_study
         summary = prolific_selectors.review_summary(self.study)
-        ps.to_approve, ps.failed_checks, ps.status_counts = (
-            summary["to_approve"], summary["failed_checks"], summary["status_counts"],
+        ps.to_approve, ps.held, ps.failed_checks, ps.status_counts = (
+            summary["to_approve"], summary["held"], summary["failed_checks"], summary["status_counts"],
         )
         return Response(ProlificStudySerializer(ps).data)
 
