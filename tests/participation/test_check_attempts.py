@@ -139,3 +139,17 @@ def test_the_preview_shows_the_reread_page_only_with_two_attempts(staff_client, 
     html = staff_client.get(f"/researcher/{two_attempts.slug}/preview/0/reread/").content.decode()
     assert "Please read the instructions again" in html
     assert "reread" not in [n for n, _, _ in steps.preview_pages(2)]
+
+
+def test_pilot_participants_take_the_reread_detour(two_attempts):
+    """The pilot's failed_check participant (profile 4 of 10) fails twice through the reread
+    step; the others pass at once."""
+    from spotlight_study.participation.pilot import pilot_run
+
+    seed = 5
+    print(f"pilot seed {seed}")
+    pilot_run(study=two_attempts, participants=5, seed=seed)
+    failed = Participant.objects.filter(study=two_attempts, is_pilot=True, instruction_check_passed=False)
+    assert failed.count() == 1
+    assert InstructionCheckAttempt.objects.filter(participant__in=failed, attempt=1, passed=False).count() == 1
+    assert InstructionCheckAttempt.objects.count() == 1
