@@ -7,3 +7,11 @@ class AnnotationConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "spotlight_study.annotation"
     label = "annotation"
+
+    def ready(self) -> None:
+        # The Prolific review cannot import this app; it asks the sources registered here.
+        from spotlight_study.participation.review_evidence import exclusion_source_register
+
+        from .exclusions import participant_final_exclusions
+
+        exclusion_source_register(participant_final_exclusions)

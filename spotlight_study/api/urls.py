@@ -29,6 +29,12 @@ urlpatterns = [
     path(f"{study}prolific/sync/", prolific.SyncView.as_view(), name="prolific_sync"),
     path(f"{study}prolific/approve/", prolific.ApproveView.as_view(), name="prolific_approve"),
     path(f"{study}prolific/failed-checks/", prolific.FailedChecksView.as_view(), name="prolific_failed_checks"),
+    path(f"{study}prolific/held/", prolific.HeldListView.as_view(), name="prolific_held"),
+    path(
+        f"{study}prolific/held/<slug:submission>/decide/",
+        prolific.HeldDecideView.as_view(),
+        name="prolific_held_decide",
+    ),
     path(f"{study}prolific/bonuses/", prolific.BonusListView.as_view(), name="bonuses"),
     path(f"{study}prolific/bonuses/<dbid:pk>/", prolific.BonusDetailView.as_view(), name="bonus"),
     path(f"{study}prolific/bonuses/<dbid:pk>/pay/", prolific.BonusPayView.as_view(), name="bonus_pay"),

@@ -61,6 +61,13 @@ FLAG_KEYS: tuple[str, ...] = (
     FAILED_INSTRUCTION_CHECK,
 )
 
+#: The flags that hold a submission back from bulk approval for a researcher's look, unless
+#: the study file names others (``holding_flags``): those that say the text may not have been
+#: written in the answer box. ``identical_answer`` is left to the study file: a short, common
+#: answer ("no difference") is identical by chance. The other flags have common innocent causes
+#: (a quick writer, a look at another tab) and the instruction check has its own review.
+DEFAULT_HOLDING_FLAGS: tuple[str, ...] = (PASTED,)
+
 #: Words for people, by flag key.
 FLAG_LABELS: dict[str, str] = {
     VERY_SHORT_TIME: "very short time",

@@ -30,6 +30,7 @@ class Participant(models.Model):
         CONSENT = "consent", "Consent"
         INSTRUCTIONS = "instructions", "Instructions"
         TRAINING = "training", "Training task"
+        REREAD = "reread", "Instructions again (after a failed first check)"
         TASK = "task", "Main task"
         SURVEY = "survey", "Survey"
         DONE = "done", "Done"
@@ -47,7 +48,11 @@ class Participant(models.Model):
 
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.IN_PROGRESS)
     step = models.CharField(max_length=20, choices=Step.choices, default=Step.CONSENT)
-    task_index = models.PositiveIntegerField(default=0, help_text="0-based index into cell_plan.")
+    task_index = models.PositiveIntegerField(
+        default=0,
+        help_text="0-based index into cell_plan; on the training step, the attempt at the "
+        "instruction check (0 the first, 1 the second).",
+    )
     consented_at = models.DateTimeField(null=True, blank=True)
     instruction_check_passed = models.BooleanField(null=True, blank=True)
     comment = models.TextField(blank=True)
@@ -146,3 +151,41 @@ class SurveyAnswer(models.Model):
                 condition=models.Q(response__gte=1, response__lte=5), name="survey_response_1_to_5"
             ),
         ]
+
+
+class InstructionCheckAttempt(models.Model):
+    """An attempt at the training task that a later attempt replaced (``instruction_check_attempts:
+    2``): the failed first answer, kept as it was saved.
+
+    The participant's last attempt is their training :class:`TaskResponse` (position 0), which
+    the analysis, the annotators and the review use; this row keeps the earlier one for the
+    export. ``attempt`` is 1 for the first; times are server times, ``time_on_task_ms`` in ms;
+    the telemetry is the browser's, as on the response.
+    """
+
+    participant = models.ForeignKey(
+        Participant, on_delete=models.CASCADE, related_name="check_attempts"
+    )
+    attempt = models.PositiveSmallIntegerField()
+    setting = models.ForeignKey(Setting, on_delete=models.PROTECT, related_name="+")
+    answer = models.TextField()
+    passed = models.BooleanField()
+    served_at = models.DateTimeField()
+    answered_at = models.DateTimeField()
+    time_on_task_ms = models.PositiveBigIntegerField(null=True, blank=True)
+    paste_count = models.PositiveIntegerField(default=0)
+    paste_chars = models.PositiveIntegerField(default=0)
+    hidden_ms = models.PositiveBigIntegerField(default=0)
+    blur_count = models.PositiveIntegerField(default=0)
+    client_events = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["participant", "attempt"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["participant", "attempt"], name="one_check_attempt_per_number"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"check attempt {self.attempt} of participant {self.participant_id}"

@@ -48,6 +48,10 @@ def page_place(participant: Participant) -> PagePlace | None:
         return PagePlace(
             2, gettext("Your answer to the example task is saved"), gettext("this is the example task")
         )
+    if step == Participant.Step.REREAD:
+        return PagePlace(
+            2, gettext("Your answer to the example task is saved"), gettext("these are the instructions again")
+        )
     if step == Participant.Step.TASK:
         k = participant.task_index + 1
         return PagePlace(

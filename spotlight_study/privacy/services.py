@@ -7,11 +7,14 @@ row                                    :func:`participant_erase`    :func:`ident
 =====================================  ===========================  ==========================
 participant (PID, answers' owner)      deleted                      PID -> pseudonym
 task responses, client telemetry,      deleted (with the
-survey answers                         participant)                 kept
+survey answers, earlier instruction-   participant)                 kept
+check attempts
 annotation items, annotations and      deleted (with the answer
 their revisions, assignments, final    they label)                  kept
 labels
 Prolific submission rows               deleted                      PID -> pseudonym
+review decisions (evidence by          deleted (with the            kept (hold no PID)
+pseudonym)                             submission)
 stored webhook events (payload)        deleted                      PID -> pseudonym in text
 demographics (by pseudonym)            deleted                      kept (hold no PID)
 bonus payments (recipient, CSV sent)   PID, submission ids and      PID -> pseudonym

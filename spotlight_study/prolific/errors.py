@@ -20,6 +20,11 @@ WebhookEventInvalid         409     ``conflict``
 BonusCSVError               400     ``invalid_bonus_csv``
 BonusAlreadySent            409     ``already_sent``
 BonusPayFailed              502     ``bonus_pay_failed``
+SubmissionNotFound          404     ``not_found``
+NotAwaitingReview           409     ``not_awaiting_review``
+AlreadyDecided              409     ``already_decided``
+ConfirmationRequired        400     ``confirmation_required``
+ReviewSendFailed            502     ``review_send_failed``
 ==========================  ======  ===========================
 
 ``str()`` of any of them is the message for people and never contains the API token.
@@ -176,3 +181,46 @@ class BonusPayFailed(ProlificServiceError):
 
     code = "bonus_pay_failed"
     http_status = 502
+
+
+# --- decisions on held submissions -----------------------------------------------------------
+
+
+class SubmissionNotFound(ProlificServiceError):
+    """No submission with this id in the study (as last synced)."""
+
+    code = "not_found"
+    http_status = 404
+
+
+class NotAwaitingReview(ProlificServiceError):
+    """The submission is not awaiting review (Prolific ended it, or it was reviewed already)."""
+
+    code = "not_awaiting_review"
+
+
+class AlreadyDecided(ProlificServiceError):
+    """Another decision on this submission was sent, is done, or has no known outcome; a
+    submission is decided once."""
+
+    code = "already_decided"
+
+
+class ConfirmationRequired(ProlificServiceError):
+    """A decision on a held submission was asked for without its confirmation."""
+
+    code = "confirmation_required"
+    http_status = 400
+
+
+class ReviewSendFailed(ProlificServiceError):
+    """The decision was recorded but Prolific refused it or did not answer; ``decision`` is the
+    recorded :class:`~.models.ReviewDecision` (its ``outcome`` says whether it may be tried
+    again)."""
+
+    code = "review_send_failed"
+    http_status = 502
+
+    def __init__(self, message: str, *, decision=None):
+        self.decision = decision
+        super().__init__(message)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from django import forms
 
+from .payloads import REJECTION_CATEGORIES
+
 MAX_CSV_BYTES = 1024 * 1024
 
 
@@ -32,3 +34,28 @@ class BonusCSVForm(forms.Form):
     def csv_text(self) -> str:
         """The CSV text (after ``is_valid()``)."""
         return self.cleaned_data["text"]
+
+
+class HeldDecisionForm(forms.Form):
+    """The confirmation of one decision on a held submission.
+
+    ``confirm`` must be ticked; ``rejection_category`` and ``message`` (at least 100 characters)
+    are checked for a rejection by the service, before anything is sent. For a return the
+    message is the reason the participant is given (empty: the neutral default).
+    """
+
+    rejection_category = forms.ChoiceField(
+        required=False, choices=[("", "Choose Prolific's category")] + [(c, c) for c in REJECTION_CATEGORIES]
+    )
+    message = forms.CharField(
+        required=False, max_length=5000, widget=forms.Textarea(attrs={"rows": 5}),
+        help_text="What the participant reads on Prolific.",
+    )
+    note = forms.CharField(
+        required=False, max_length=2000, widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Why, for the record (not sent).",
+    )
+    confirm = forms.BooleanField(
+        required=True, label="I have looked at the evidence and confirm this decision.",
+        error_messages={"required": "Tick the confirmation to send the decision."},
+    )

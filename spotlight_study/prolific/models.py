@@ -369,3 +369,65 @@ class Message(models.Model):
 
     def __str__(self) -> str:
         return f"message {self.pk} ({self.template}, {len(self.recipients)} recipient(s))"
+
+
+class ReviewDecision(models.Model):
+    """One researcher's decision on a held submission: approve, ask for a return, or reject.
+
+    Written and committed with ``outcome`` ``sent`` *before* the request goes to Prolific, so that
+    a double click, a second tab or a retry finds it and sends nothing: at most one decision per
+    submission is ``sent``, ``done`` or ``unknown`` (a unique constraint). ``failed`` means
+    Prolific answered with an error, so nothing happened there and a new decision may be made
+    (the failed row stays, as the record). ``unknown`` means the request may or may not have
+    reached Prolific (a transport error on a request that is not idempotent, asking for a
+    return): it is never sent again by the platform; check on Prolific.
+
+    ``decided_by`` is the researcher (``None`` from the command line, which records
+    ``decided_via``), ``note`` why, ``evidence`` what the page showed when the decision was
+    confirmed (pseudonym, flags, exclusions, answers), ``message`` what the participant is told
+    (a rejection's message of at least 100 characters; a return's reason).
+    """
+
+    class Action(models.TextChoices):
+        APPROVE = "approve", "Approve"
+        REQUEST_RETURN = "request_return", "Ask for a return"
+        REJECT = "reject", "Reject"
+
+    class Outcome(models.TextChoices):
+        SENT = "sent", "Sent, answer pending"
+        DONE = "done", "Done on Prolific"
+        FAILED = "failed", "Prolific refused: nothing was done"
+        UNKNOWN = "unknown", "No answer from Prolific: check there before doing anything"
+
+    #: The outcomes that block another decision on the same submission.
+    ACTIVE_OUTCOMES = (Outcome.SENT, Outcome.DONE, Outcome.UNKNOWN)
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="decisions")
+    action = models.CharField(max_length=20, choices=Action.choices)
+    rejection_category = models.CharField(
+        max_length=30, blank=True, choices=[(c, c) for c in REJECTION_CATEGORIES]
+    )
+    message = models.TextField(blank=True)
+    note = models.TextField(blank=True)
+    evidence = models.JSONField(default=dict, blank=True)
+    outcome = models.CharField(max_length=10, choices=Outcome.choices, default=Outcome.SENT)
+    error = models.TextField(blank=True)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    decided_via = models.CharField(max_length=20, default="page")
+    decided_at = models.DateTimeField()
+    answered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["submission", "decided_at", "pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["submission"],
+                condition=models.Q(outcome__in=["sent", "done", "unknown"]),
+                name="review_decision_one_active_per_submission",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.action} of {self.submission.submission_id} ({self.outcome})"

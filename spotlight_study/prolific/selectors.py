@@ -6,6 +6,7 @@ response built from these reads shows a raw Prolific ID.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -13,13 +14,15 @@ from django.db.models import Q, QuerySet
 from django.urls import reverse
 from django.utils.dateparse import parse_datetime
 
+from spotlight_study.participation import flags as quality_flags
 from spotlight_study.participation.models import Participant
+from spotlight_study.participation.review_evidence import ParticipantEvidence, participants_review_evidence
 from spotlight_study.compiled_sql import SENTINEL_INT, PreparedQuery
 from spotlight_study.participation.selectors import participant_pseudonym
 from spotlight_study.studies.models import Study
 
 from .payloads import DEMOGRAPHIC_FIELDS, CompletionCode, StudyDraft
-from .models import BonusPayment, Demographics, ProlificStudy, Submission
+from .models import BonusPayment, Demographics, ProlificStudy, ReviewDecision, Submission
 from .statuses import STATUS_RANK
 
 # Prolific statuses that free a participant's place in their cell, and the participant's status
@@ -159,6 +162,105 @@ def approvable_submissions(prolific_study: ProlificStudy) -> QuerySet[Submission
     ).exclude(participant__instruction_check_passed=False)
 
 
+@dataclass(frozen=True)
+class HeldSubmission:
+    """A submission that bulk approval holds back for a researcher's look, with its evidence.
+
+    ``submission`` (its ``participant`` loaded), ``pseudonym``, ``reasons`` (sentences for
+    people, e.g. ``"flag: pasted"``, ``"final label of angler: ai_generated"``), the study's
+    ``holding_flags`` the participant has, the final-label ``exclusions`` (``[(setting key,
+    exclusion)]``), the full ``evidence`` (every flag and answer) and ``decision``: the active
+    :class:`~.models.ReviewDecision` (sent, or with no known outcome), if any.
+    """
+
+    submission: Submission
+    pseudonym: str
+    reasons: tuple[str, ...]
+    holding_flags: tuple[str, ...]
+    exclusions: tuple[tuple[str, str], ...]
+    evidence: ParticipantEvidence
+    decision: ReviewDecision | None = None
+
+    def evidence_record(self) -> dict[str, Any]:
+        """The evidence as stored with a decision (JSON): pseudonym, flags, holding flags,
+        exclusions, reasons and the answers (setting, position, text, flags)."""
+        return {
+            "pseudonym": self.pseudonym,
+            "flags": list(self.evidence.flags),
+            "holding_flags": list(self.holding_flags),
+            "exclusions": [list(e) for e in self.exclusions],
+            "reasons": list(self.reasons),
+            "answers": [
+                {"setting": a.setting, "position": a.position, "answer": a.answer, "flags": list(a.flags)}
+                for a in self.evidence.answers
+            ],
+        }
+
+
+@dataclass(frozen=True)
+class ReviewQueue:
+    """What review would do with the completed submissions awaiting review: ``to_approve``
+    (submissions bulk approval sends) and ``held`` (:class:`HeldSubmission`, oldest first)."""
+
+    to_approve: list[Submission]
+    held: list[HeldSubmission]
+
+
+def review_queue(prolific_study: ProlificStudy, *, submission_id: str | None = None) -> ReviewQueue:
+    """Split :func:`approvable_submissions` into those to approve in bulk and those held.
+
+    A submission is held when its participant has one of the study's ``holding_flags``
+    (:mod:`spotlight_study.participation.flags`) on any answer, when a final label excludes one
+    of their answers (any exclusion but ``none``: ``copy_pasted``, ``ai_generated``,
+    ``duplicate``, ``failed_instruction_check``, ``other``), or when a decision on it is under
+    way (sent, or with no known outcome). ``submission_id`` restricts it to that one submission.
+    A few queries whatever the number of submissions.
+    """
+    study = prolific_study.study
+    candidates = approvable_submissions(prolific_study)
+    if submission_id is not None:
+        candidates = candidates.filter(submission_id=submission_id)
+    candidates = list(candidates)
+    evidence = participants_review_evidence(
+        study=study, participant_ids=[s.participant_id for s in candidates]
+    )
+    active = {
+        d.submission_id: d
+        for d in ReviewDecision.objects.filter(
+            submission__in=[s.pk for s in candidates], outcome__in=ReviewDecision.ACTIVE_OUTCOMES
+        )
+    }
+    holding = set(study.holding_flags or ())
+    to_approve, held = [], []
+    for sub in candidates:
+        ev = evidence[sub.participant_id]
+        flags = tuple(f for f in ev.flags if f in holding)
+        decision = active.get(sub.pk)
+        if not flags and not ev.exclusions and decision is None:
+            to_approve.append(sub)
+            continue
+        reasons = [f"flag: {quality_flags.FLAG_LABELS.get(f, f)}" for f in flags]
+        reasons += [f"final label of {setting}: {exclusion}" for setting, exclusion in ev.exclusions]
+        if decision is not None:
+            reasons.append(f"decision {decision.get_action_display().lower()}: {decision.get_outcome_display().lower()}")
+        held.append(HeldSubmission(
+            submission=sub,
+            pseudonym=participant_pseudonym(study=study, prolific_pid=sub.participant.prolific_pid),
+            reasons=tuple(reasons), holding_flags=flags, exclusions=ev.exclusions, evidence=ev,
+            decision=decision,
+        ))
+    return ReviewQueue(to_approve=to_approve, held=held)
+
+
+def review_decisions(prolific_study: ProlificStudy) -> list[ReviewDecision]:
+    """Every decision recorded on the study's held submissions, latest first (the record)."""
+    return list(
+        ReviewDecision.objects.filter(submission__prolific_study=prolific_study)
+        .select_related("submission", "decided_by")
+        .order_by("-decided_at", "-pk")
+    )
+
+
 def failed_check_submissions(prolific_study: ProlificStudy) -> QuerySet[Submission]:
     """Submissions awaiting review whose participant failed the instruction check, not reviewed yet."""
     return submissions_of(prolific_study).filter(
@@ -217,8 +319,9 @@ def review_summary(study: Study) -> dict[str, Any]:
     -------
     dict
         ``linked`` (bool), ``prolific`` (the :class:`ProlificStudy` or ``None``),
-        ``status_counts`` (``{status: n}`` in life-cycle order), ``to_approve`` and
-        ``failed_checks`` (counts of submissions review would act on), ``bonus_payments``
+        ``status_counts`` (``{status: n}`` in life-cycle order), ``to_approve``, ``held``
+        (:func:`review_queue`) and ``failed_checks`` (counts of submissions review would act
+        on), ``bonus_payments``
         (the latest five), ``last_synced_at``, ``unknown_statuses`` (``[(status as received,
         last seen datetime)]``, latest first: statuses Prolific sent that were left unapplied),
         ``demographics_stored`` (participants with stored demographics) and
@@ -226,7 +329,7 @@ def review_summary(study: Study) -> dict[str, Any]:
     """
     ps = prolific_study_for(study)
     if ps is None:
-        return {"linked": False, "prolific": None, "status_counts": {}, "to_approve": 0,
+        return {"linked": False, "prolific": None, "status_counts": {}, "to_approve": 0, "held": 0,
                 "failed_checks": 0, "bonus_payments": [], "last_synced_at": None,
                 "unknown_statuses": [], "demographics_stored": 0, "demographics_fetched_at": None}
     counts = Counter(Submission.objects.filter(prolific_study=ps).values_list("status", flat=True))
@@ -235,7 +338,7 @@ def review_summary(study: Study) -> dict[str, Any]:
         "linked": bool(ps.prolific_id),
         "prolific": ps,
         "status_counts": ordered,
-        "to_approve": approvable_submissions(ps).count(),
+        **_queue_counts(ps),
         "failed_checks": failed_check_submissions(ps).count(),
         "bonus_payments": list(BonusPayment.objects.filter(prolific_study=ps)[:5]),
         "last_synced_at": ps.last_synced_at,
@@ -244,6 +347,11 @@ def review_summary(study: Study) -> dict[str, Any]:
         "demographics_fetched_at": Demographics.objects.filter(prolific_study=ps)
         .order_by("-fetched_at").values_list("fetched_at", flat=True).first(),
     }
+
+
+def _queue_counts(prolific_study: ProlificStudy) -> dict[str, int]:
+    queue = review_queue(prolific_study)
+    return {"to_approve": len(queue.to_approve), "held": len(queue.held)}
 
 
 def unknown_statuses(prolific_study: ProlificStudy) -> list[tuple[str, datetime | None]]:

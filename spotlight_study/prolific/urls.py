@@ -23,6 +23,12 @@ urlpatterns = [
         {"service": submissions_review_failed_checks},
         name="failed_checks",
     ),
+    path("<slug:slug>/held/", views.held, name="held"),
+    re_path(
+        r"^(?P<slug>[-a-zA-Z0-9_]+)/held/(?P<submission_id>[0-9a-zA-Z]{1,64})/(?P<action>[a-z_]{1,20})/$",
+        views.held_decide,
+        name="held_decide",
+    ),
     path("<slug:slug>/bonuses/", views.bonus_draft, name="bonus_draft"),
     re_path(BONUS + "$", views.bonus, name="bonus"),
     re_path(BONUS + "pay/$", views.bonus_pay, name="bonus_pay"),

@@ -31,12 +31,12 @@ from spotlight_study.studies.selectors import study_get_or_404
 
 from . import selectors, webhooks
 from .errors import ProlificError, ProlificServiceError, WebhookEventInvalid
-from .forms import BonusCSVForm
-from .models import BonusPayment
+from .forms import BonusCSVForm, HeldDecisionForm
+from .models import BonusPayment, ReviewDecision
 from .services.bonuses import bonus_payment_draft, bonus_payment_pay
 from .services.demographics import demographics_fetch
 from .services.messages import message_send
-from .services.review import ReviewReport
+from .services.review import HELD_RETURN_REASON, ReviewReport, held_submission_decide
 from .services.submissions import submissions_sync
 from .services.webhook import webhook_event_receive
 
@@ -196,7 +196,7 @@ def _review_message(report: ReviewReport) -> str:
     if report.action == "approve":
         return (
             f"Approved {report.done} of {report.selected} submission(s) in "
-            f"{report.api_calls} request(s)."
+            f"{report.api_calls} request(s); {len(report.held)} held for review."
         )
     if report.action == "manual":
         return f"{report.selected} submission(s) left for manual review on Prolific."
@@ -268,3 +268,75 @@ def bonus_pay(request: HttpRequest, slug: str, pk: str) -> HttpResponse:
     except (ProlificServiceError, ProlificError) as exc:
         messages.error(request, str(exc))
     return redirect("prolific:bonus", slug=slug, pk=pk)
+
+
+# --- held submissions --------------------------------------------------------------------
+
+#: The actions of a held submission's row, as in the URL, with their words.
+HELD_ACTIONS = {
+    ReviewDecision.Action.APPROVE: "Approve",
+    ReviewDecision.Action.REQUEST_RETURN: "Ask for a return",
+    ReviewDecision.Action.REJECT: "Reject",
+}
+
+
+@researcher_required
+def held(request: HttpRequest, slug: str) -> HttpResponse:
+    """The submissions bulk approval holds back, with their evidence and actions, and the record
+    of decisions made."""
+    study = study_get_or_404(slug=slug, with_settings=False)
+    ps = _linked_or_redirect(request, study)
+    if ps is None:
+        return redirect("prolific:review", slug=slug)
+    return render(request, "prolific/held.html", {
+        "study": study,
+        "queue": selectors.review_queue(ps),
+        "decisions": selectors.review_decisions(ps),
+        "actions": HELD_ACTIONS,
+    })
+
+
+@researcher_required
+def held_decide(request: HttpRequest, slug: str, submission_id: str, action: str) -> HttpResponse:
+    """The confirmation step of one decision on a held submission (GET), and the decision (POST,
+    sent once: :func:`~.services.review.held_submission_decide`)."""
+    study = study_get_or_404(slug=slug, with_settings=False)
+    ps = _linked_or_redirect(request, study)
+    if ps is None:
+        return redirect("prolific:review", slug=slug)
+    if action not in HELD_ACTIONS:
+        raise Http404("No such action.")
+    queue = selectors.review_queue(ps, submission_id=submission_id)
+    row = next(iter(queue.held), None)
+    if request.method != "POST" and row is None and not queue.to_approve:
+        messages.error(request, "This submission is not awaiting review any more; nothing was sent.")
+        return redirect("prolific:held", slug=slug)
+    form = HeldDecisionForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            result = held_submission_decide(
+                prolific_study_id=ps.pk, submission_id=submission_id, action=action, confirmed=data["confirm"],
+                rejection_category=data["rejection_category"], message=data["message"], note=data["note"],
+                decided_by=request.user, decided_via="page",
+            )
+        except ValidationError as exc:
+            form.add_error(None, " ".join(exc.messages))
+        except (ProlificServiceError, ProlificError) as exc:
+            if isinstance(exc, ProlificError) and exc.http_status == 400:
+                form.add_error(None, str(exc))  # a bad rejection: fix it here, nothing was sent
+            else:
+                messages.error(request, str(exc))
+                return redirect("prolific:held", slug=slug)
+        else:
+            d = result.decision
+            word = HELD_ACTIONS[d.action].lower()
+            if result.created:
+                messages.success(request, f"Done on Prolific: {word} ({row.pseudonym if row else submission_id}).")
+            else:
+                messages.info(request, f"This decision ({word}) was made already; nothing was sent again.")
+            return redirect("prolific:held", slug=slug)
+    return render(request, "prolific/held_confirm.html", {
+        "study": study, "row": row, "submission_id": submission_id, "action": action,
+        "action_label": HELD_ACTIONS[action], "form": form, "default_return_reason": HELD_RETURN_REASON,
+    })

@@ -98,9 +98,14 @@ _PARTICIPANTS_DOC = {
     "started": "ISO 8601 UTC: arrival",
     "finished": "ISO 8601 UTC: end of the session (empty while in progress or if left)",
     "consented": "ISO 8601 UTC: consent given (empty if not)",
-    "instruction_check_passed": "0/1 from the automatic keyword check of the training answer; "
-    "empty if not reached",
-    "training_answer": "the training answer's text",
+    "instruction_check_passed": "0/1 from the automatic keyword check of the (last) training "
+    "answer; empty if not reached",
+    "training_answer": "the training answer's text (the last attempt's)",
+    "instruction_check_attempts": "training answers given: 0 before the training task, 1, or 2 "
+    "when a failed first attempt was followed by a second (instruction_check_attempts: 2)",
+    "first_attempt_answer": "the first training answer when a second attempt replaced it, else empty",
+    "first_attempt_passed": "0/1: the first attempt's automatic check, when a second replaced it, "
+    "else empty",
     "comment": "the participant's free comment at the end of the survey",
     "assignment_seed": "seed of the random tie-break of the balanced assignment",
     "assignment_counts": "per-cell counts the assignment saw, cell=count;...",

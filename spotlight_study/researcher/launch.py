@@ -159,6 +159,8 @@ def _prolific_items(report: LaunchReport, study: Study) -> None:
         )
     else:
         report.add("Prolific link", GO, f"Linked to Prolific study {ps.prolific_id}.")
+    if ps is not None:
+        _failed_check_review_item(report, study, ps)
     if settings.PROLIFIC_WEBHOOK_SECRET:
         report.add("Webhook secret", GO, "PROLIFIC_WEBHOOK_SECRET is set.")
     else:
@@ -167,6 +169,26 @@ def _prolific_items(report: LaunchReport, study: Study) -> None:
             WARNING,
             "PROLIFIC_WEBHOOK_SECRET is not set: the webhook refuses every delivery, so "
             "statuses (returned, timed out) arrive only with the periodic sync.",
+        )
+
+
+def _failed_check_review_item(report: LaunchReport, study: Study, ps: ProlificStudy) -> None:
+    """A warning when review rejects failed instruction checks: Prolific's guidance is to
+    reject only with clear evidence and to ask for a return when a participant fails a check."""
+    attempts = "after two attempts" if study.instruction_check_attempts == 2 else "after one attempt"
+    if ps.failed_check_review == ProlificStudy.FailedCheckReview.REJECT:
+        report.add(
+            "Failed checks",
+            WARNING,
+            f"Failed instruction checks ({attempts}) are rejected (category "
+            f"{ps.rejection_category or 'not set'}). Prolific asks researchers to reject only with "
+            "clear evidence and to prefer asking for a return when a participant fails a check: "
+            f"`manage.py prolific_study {study.slug} configure --failed-check-review request_return`.",
+        )
+    else:
+        report.add(
+            "Failed checks", GO,
+            f"Failed instruction checks ({attempts}): {ps.get_failed_check_review_display().lower()}.",
         )
 
 

@@ -157,6 +157,8 @@ def _step_started_at(p: dict, answers: dict[int, tuple]) -> datetime | None:
         if position - 1 in answers and answers[position - 1][1]:
             return answers[position - 1][1]
         return p["updated_at"]
+    if step == Participant.Step.REREAD:
+        return p["updated_at"]  # entered by the save of the failed first attempt (its last write)
     if step == Participant.Step.SURVEY:
         saved = [answered for _served, answered in answers.values() if answered]
         return max(saved) if saved else p["updated_at"]

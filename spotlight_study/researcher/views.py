@@ -240,7 +240,7 @@ def preview_page(request: HttpRequest, slug: str, cell: int, page: str) -> HttpR
     if not 0 <= cell < len(cells):
         raise Http404("No such cell.")
     the_cell = cells[cell]
-    names = [name for name, _, _ in steps.preview_pages(len(the_cell.tasks))]
+    names = [name for name, _, _ in steps.preview_pages(len(the_cell.tasks), study=study)]
     with study_language(request, study):
         return _preview_page(request, study, the_cell, names, page)
 

@@ -34,7 +34,8 @@ RESPONSES_COLUMNS = [
 SURVEY_COLUMNS = ["participant", "condition", "item", "response", "is_pilot"]
 PARTICIPANTS_COLUMNS = [
     "participant", "cell", "cell_plan", "status", "started", "finished", "consented",
-    "instruction_check_passed", "training_answer", "comment", "assignment_seed",
+    "instruction_check_passed", "training_answer", "instruction_check_attempts",
+    "first_attempt_answer", "first_attempt_passed", "comment", "assignment_seed",
     "assignment_counts", "pilot",
     *DEMOGRAPHIC_COLUMNS,
 ]
@@ -144,6 +145,7 @@ def export_rows(*, study: Study, include_pilot: bool = False) -> dict[str, list[
             )
         survey += _survey_rows(data.survey.get(p.pk, ()), pseudonym, int(p.is_pilot))
         person = _participant_row(p, pseudonym, training[-1].answer if training else "")
+        person.update(_attempt_cells(data.attempts.get(p.pk, ()), any(r.answered_at for r in training)))
         person.update(_demographic_cells(demographics.get(pseudonym)))
         people.append(person)
     return {"responses": responses, "survey": survey, "participants": people}
@@ -217,6 +219,19 @@ def _participant_row(p: Participant, pseudonym: str, training_answer: str) -> di
         "assignment_seed": p.assignment_seed,
         "assignment_counts": ";".join(f"{k}={v}" for k, v in counts),
         "pilot": int(p.is_pilot),
+    }
+
+
+def _attempt_cells(earlier, answered: bool) -> dict:
+    """The instruction-check attempt cells of one participant: ``instruction_check_attempts``
+    (the number of training answers given: the ``earlier`` kept attempts plus the last one, 0
+    before the training task), and the first attempt's answer and result (0/1) when a later
+    attempt replaced it (``instruction_check_attempts: 2``), else empty."""
+    first = earlier[0] if earlier else None
+    return {
+        "instruction_check_attempts": len(earlier) + int(answered),
+        "first_attempt_answer": first.answer if first else "",
+        "first_attempt_passed": int(first.passed) if first else "",
     }
 
 

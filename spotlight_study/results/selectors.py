@@ -10,12 +10,17 @@ as they would take the models.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.db.models import Q
 
 from spotlight_study.annotation.models import FinalLabel
-from spotlight_study.participation.models import Participant, SurveyAnswer, TaskResponse
+from spotlight_study.participation.models import (
+    InstructionCheckAttempt,
+    Participant,
+    SurveyAnswer,
+    TaskResponse,
+)
 from spotlight_study.studies.models import Study
 
 #: The participant fields the export reads (``pk`` first).
@@ -42,13 +47,16 @@ class ExportData:
     :data:`RESPONSE_FIELDS`; ``survey``: ``{participant pk:
     [survey rows]}`` (``condition``, ``item``, ``response``) sorted by condition, then item;
     ``finals``: ``{task response pk: final label row}`` (``source``, ``identified``, ``tags``,
-    ``no_difference``, ``exclusion``, ``machine_model``).
+    ``no_difference``, ``exclusion``, ``machine_model``); ``attempts``: ``{participant pk:
+    [earlier attempts at the instruction check]}`` (``attempt``, ``answer``, ``passed``), by
+    number (``instruction_check_attempts: 2``; the last attempt is the training response).
     """
 
     participants: list
     responses: dict[int, list]
     survey: dict[int, list]
     finals: dict[int, object]
+    attempts: dict[int, list] = field(default_factory=dict)
 
 
 def export_data(*, study: Study, include_pilot: bool = False) -> ExportData:
@@ -85,4 +93,13 @@ def export_data(*, study: Study, include_pilot: bool = False) -> ExportData:
             "machine_model", named=True,
         )
     }
-    return ExportData(participants=participants, responses=responses, survey=survey, finals=finals)
+    attempts: dict[int, list] = defaultdict(list)
+    for a in (
+        InstructionCheckAttempt.objects.filter(answer_pilot, participant__study=study)
+        .order_by("participant_id", "attempt")
+        .values_list("participant_id", "attempt", "answer", "passed", named=True)
+    ):
+        attempts[a.participant_id].append(a)
+    return ExportData(
+        participants=participants, responses=responses, survey=survey, finals=finals, attempts=attempts
+    )

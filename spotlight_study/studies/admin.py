@@ -18,7 +18,7 @@ from .models import Setting, Study, TokenPattern
 FROZEN_STUDY_FIELDS = [
     "slug", "title", "consent_text", "instructions_text", "example_answer", "pattern_intro_text",
     "task_prompt", "conditions", "survey", "min_answer_chars", "max_answer_chars",
-    "failed_check_policy",
+    "failed_check_policy", "instruction_check_attempts",
 ]
 FROZEN_SETTING_FIELDS = [
     "study", "key", "kind", "position", "title", "group1_texts", "group2_texts", "check_keywords",

@@ -178,6 +178,8 @@ def study_file_data(study: Study) -> dict[str, Any]:
         "max_answer_chars": lambda: study.max_answer_chars,
         "short_time_flag_seconds": lambda: study.short_time_flag_seconds,
         "failed_check_policy": lambda: study.failed_check_policy,
+        "instruction_check_attempts": lambda: study.instruction_check_attempts,
+        "holding_flags": lambda: list(study.holding_flags),
         "conditions": lambda: list(study.conditions),
         "training": lambda: _setting(training, TrainingSettingSerializer()),
         "settings": lambda: [_setting(s, SettingSerializer()) for s in mains],

@@ -9,6 +9,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 
 from .languages import DEFAULT_LANGUAGE, DEFAULT_TASK_PROMPT, pattern_label
+from .quality_flags import default_holding_flags, known_flag_keys
 from .rules import abandonment_timeout_too_short, completion_code_clashes
 
 
@@ -93,6 +94,17 @@ class Study(models.Model):
         choices=FailedCheckPolicy.choices,
         default=FailedCheckPolicy.CONTINUE_AND_FLAG,
     )
+    instruction_check_attempts = models.PositiveSmallIntegerField(
+        default=1,
+        choices=[(1, "One attempt"), (2, "Two attempts: re-read the instructions after a failure")],
+        help_text="With 2, a failed first instruction check shows the instructions again, then "
+        "the training task once more; the last attempt counts.",
+    )
+    holding_flags = models.JSONField(
+        default=default_holding_flags,
+        blank=True,
+        help_text="Quality flags that hold a submission back from bulk approval for a manual look.",
+    )
     conditions = models.JSONField(
         default=list, help_text='Condition values, e.g. ["no_pattern", "pattern"].'
     )
@@ -141,6 +153,10 @@ class Study(models.Model):
         rule tied to its field, so the admin shows each next to its input.
         """
         errors: dict[str, str] = {}
+        known = known_flag_keys()
+        unknown = [f for f in self.holding_flags or [] if f not in known]
+        if not isinstance(self.holding_flags, list) or (known and unknown):
+            errors["holding_flags"] = f"A list of flag keys: {', '.join(known)}."
         valid = set(Condition.values)
         bad = [c for c in self.conditions or [] if c not in valid]
         if not self.conditions:

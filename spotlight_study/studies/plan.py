@@ -125,6 +125,8 @@ class StudyPlan:
     max_answer_chars: int
     short_time_flag_seconds: int
     failed_check_policy: str
+    instruction_check_attempts: int
+    holding_flags: tuple[str, ...]
     conditions: tuple[str, ...]
     survey: Mapping
     settings: tuple[SettingPlan, ...]
@@ -203,6 +205,8 @@ def plan_compile(study: Study) -> StudyPlan:
         max_answer_chars=study.max_answer_chars,
         short_time_flag_seconds=study.short_time_flag_seconds,
         failed_check_policy=study.failed_check_policy,
+        instruction_check_attempts=study.instruction_check_attempts,
+        holding_flags=tuple(study.holding_flags or ()),
         conditions=conditions,
         survey=_frozen(study.survey or {}),
         settings=tuple(settings),

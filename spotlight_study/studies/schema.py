@@ -19,6 +19,7 @@ from .file_limits import FileLimitError, data_check, file_size_check, json_int, 
 from .errors import StudyFileError
 from .languages import DEFAULT_LANGUAGE, language_known
 from .models import Condition, Study
+from .quality_flags import default_holding_flags, known_flag_keys
 from .rules import abandonment_timeout_too_short, completion_code_clashes
 from .schema_provenance import ProvenanceSerializer, provenance_errors
 
@@ -217,6 +218,13 @@ class StudyFileSerializer(serializers.Serializer):
         choices=Study.FailedCheckPolicy.values,
         default=Study.FailedCheckPolicy.CONTINUE_AND_FLAG,
     )
+    # 2: a failed first check shows the instructions again, then the training task once more.
+    instruction_check_attempts = serializers.ChoiceField(choices=[1, 2], default=1)
+    # Flag keys of participation.flags (registered in studies.quality_flags); [] holds none.
+    holding_flags = serializers.ListField(
+        child=serializers.CharField(max_length=40), required=False, default=default_holding_flags,
+        max_length=40,
+    )
     conditions = serializers.ListField(
         child=serializers.ChoiceField(choices=Condition.values), min_length=1
     )
@@ -241,6 +249,17 @@ class StudyFileSerializer(serializers.Serializer):
                 "(docs/study-file.md)."
             )
         return code
+
+    def validate_holding_flags(self, value: list[str]) -> list[str]:
+        known = known_flag_keys()
+        unknown = [v for v in value if v not in known]
+        if unknown:
+            raise serializers.ValidationError(
+                f"Unknown flag(s): {', '.join(unknown)}. The flags are: {', '.join(known)}."
+            )
+        if len(set(value)) != len(value):
+            raise serializers.ValidationError("Flags must not repeat.")
+        return value
 
     def validate_conditions(self, value: list[str]) -> list[str]:
         if len(set(value)) != len(value):

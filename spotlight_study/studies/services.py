@@ -176,6 +176,8 @@ def study_import_outcome(
         max_answer_chars=clean["max_answer_chars"],
         short_time_flag_seconds=clean["short_time_flag_seconds"],
         failed_check_policy=clean["failed_check_policy"],
+        instruction_check_attempts=clean["instruction_check_attempts"],
+        holding_flags=list(clean["holding_flags"]),
         conditions=list(clean["conditions"]),
         survey=_plain(clean["survey"]),
         annotators_per_item=annotation.get("annotators_per_item", 2),

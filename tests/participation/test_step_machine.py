@@ -139,8 +139,9 @@ def test_a_registered_step_is_taken_by_pilot_participants(demo_study, ready_step
 
 
 def test_the_flow_without_the_test_step_is_the_declared_order(db):
-    """Without a test's step the machine's order is consent, instructions, training, task, survey, done."""
-    assert steps.flow_order == ["consent", "instructions", "training", "task", "survey", "done"]
+    """Without a test's step the machine's order is consent, instructions, training, the reread
+    detour, task, survey, done."""
+    assert steps.flow_order == ["consent", "instructions", "training", "reread", "task", "survey", "done"]
     with pytest.raises(ValueError):
         steps.register(steps.StepSpec(key="x", template="", form=None, context=dict, save=None,
                                       preview=dict), after="no_such_step")
@@ -160,6 +161,7 @@ def test_the_steps_sql_is_written_out_as_it_runs(db, name, sql):
 def test_every_step_names_statements_that_exist():
     """Each registered step's ``statements`` are names defined in steps/statements.py."""
     known = {statements.LOCKED_READ, statements.PARTICIPANT_SAVE, statements.TASK_SERVED,
-             statements.ANSWER_SAVED, statements.SURVEY_INSERTED, statements.TYPED_DRAFT_SAVED}
+             statements.ANSWER_SAVED, statements.SURVEY_INSERTED, statements.TYPED_DRAFT_SAVED,
+             statements.CHECK_ATTEMPT_KEPT}
     for key in steps.flow_order:
         assert set(steps.spec.spec_named(key).statements) <= known, key

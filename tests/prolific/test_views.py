@@ -61,7 +61,7 @@ def test_sync_and_approve_buttons(staff_client, linked, synced, fake_prolific):
     response = staff_client.post(f"/prolific/{slug}/sync/", follow=True)
     assert "Synced 2 submission(s)" in response.content.decode()
     response = staff_client.post(f"/prolific/{slug}/approve/", follow=True)
-    assert "Approved 2 of 2 submission(s) in 1 request(s)." in response.content.decode()
+    assert "Approved 2 of 2 submission(s) in 1 request(s); 0 held for review." in response.content.decode()
     assert set(Submission.objects.values_list("review_action", flat=True)) == {"approved"}
 
 

@@ -209,3 +209,19 @@ def test_demo_setup_prints_k_annotator_logins(db, demo_data, tmp_path):
     assert sorted(annotators.values_list("username", flat=True)) == ["annotator1", "annotator2", "annotator3"]
     report = launch_check(study=study_get_with_settings(slug="k-three"), check_url=False)
     assert _status(report, "Annotators") == GO
+
+
+def test_rejecting_failed_checks_is_a_warning(demo_study):
+    """Review that rejects failed instruction checks warns (Prolific prefers a return); asking
+    for a return is go."""
+    from spotlight_study.prolific.models import ProlificStudy
+
+    ps = ProlificStudy.objects.create(
+        study=demo_study, prolific_id="a" * 24, failed_check_review="reject", rejection_category="FAILED_CHECK",
+    )
+    report = launch_check(study=demo_study, check_url=False)
+    assert _status(report, "Failed checks") == WARNING
+    detail = next(i.detail for i in report.items if i.check == "Failed checks")
+    assert "reject only with" in detail and "--failed-check-review request_return" in detail
+    ProlificStudy.objects.filter(pk=ps.pk).update(failed_check_review="request_return")
+    assert _status(launch_check(study=demo_study, check_url=False), "Failed checks") == GO

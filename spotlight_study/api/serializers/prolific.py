@@ -4,13 +4,15 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from spotlight_study.participation.selectors import participant_pseudonym
-from spotlight_study.prolific.models import BonusPayment, ProlificStudy, Submission
+from spotlight_study.prolific.models import BonusPayment, ProlificStudy, ReviewDecision, Submission
+from spotlight_study.prolific.payloads import REJECTION_CATEGORIES
 
 
 class ProlificStudySerializer(serializers.ModelSerializer):
     """A study's Prolific settings (reward in minor units) with review counts."""
 
     to_approve = serializers.IntegerField(read_only=True)
+    held = serializers.IntegerField(read_only=True)
     failed_checks = serializers.IntegerField(read_only=True)
     status_counts = serializers.DictField(child=serializers.IntegerField(), read_only=True)
 
@@ -20,7 +22,7 @@ class ProlificStudySerializer(serializers.ModelSerializer):
             "prolific_id", "prolific_status", "description", "reward_minor_units",
             "total_available_places", "device_compatibility", "filters", "participant_group_id",
             "completed_action", "failed_check_review", "rejection_category",
-            "external_study_url", "last_synced_at", "to_approve", "failed_checks", "status_counts",
+            "external_study_url", "last_synced_at", "to_approve", "held", "failed_checks", "status_counts",
         ]
         read_only_fields = fields
 
@@ -80,6 +82,7 @@ class ReviewReportSerializer(serializers.Serializer):
     api_calls = serializers.IntegerField()
     dry_run = serializers.BooleanField()
     errors = serializers.ListField(child=serializers.CharField())
+    held = serializers.ListField(child=serializers.DictField(), required=False)
 
 
 class BonusDraftSerializer(serializers.Serializer):
@@ -108,3 +111,60 @@ class BonusPaymentSerializer(serializers.ModelSerializer):
             "pay_sent_at", "paid_at", "error", "created_at",
         ]
         read_only_fields = fields
+
+
+class ReviewDecisionSerializer(serializers.ModelSerializer):
+    """A recorded decision on a held submission: who (``decided_by`` username, ``null`` from the
+    command line), when, why (``note``), the evidence shown, and Prolific's ``outcome``."""
+
+    submission = serializers.CharField(source="submission.submission_id", read_only=True)
+    decided_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = ReviewDecision
+        fields = [
+            "submission", "action", "rejection_category", "message", "note", "evidence", "outcome",
+            "error", "decided_by", "decided_via", "decided_at", "answered_at",
+        ]
+        read_only_fields = fields
+
+
+class HeldAnswerSerializer(serializers.Serializer):
+    """One answer of a held submission: setting key, position (0: training), text, flags."""
+
+    setting = serializers.CharField()
+    position = serializers.IntegerField()
+    answer = serializers.CharField()
+    flags = serializers.ListField(child=serializers.CharField())
+
+
+class HeldSubmissionSerializer(serializers.Serializer):
+    """A submission held back from bulk approval (``prolific.selectors.HeldSubmission``)."""
+
+    submission = serializers.CharField(source="submission.submission_id")
+    participant = serializers.CharField(source="pseudonym")
+    reasons = serializers.ListField(child=serializers.CharField())
+    flags = serializers.ListField(source="evidence.flags", child=serializers.CharField())
+    holding_flags = serializers.ListField(child=serializers.CharField())
+    exclusions = serializers.ListField(child=serializers.ListField(child=serializers.CharField()))
+    answers = HeldAnswerSerializer(source="evidence.answers", many=True)
+    decision = ReviewDecisionSerializer(allow_null=True)
+
+
+class HeldDecisionRequestSerializer(serializers.Serializer):
+    """A decision on a held submission. ``confirm`` must be ``true`` (the confirmation step);
+    ``rejection_category`` and ``message`` (at least 100 characters) go with ``reject``; for
+    ``request_return`` the message is the reason given (empty: a neutral default)."""
+
+    action = serializers.ChoiceField(choices=ReviewDecision.Action.values)
+    rejection_category = serializers.ChoiceField(choices=["", *REJECTION_CATEGORIES], required=False, default="")
+    message = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
+    note = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
+    confirm = serializers.BooleanField(default=False)
+
+
+class HeldDecisionSerializer(serializers.Serializer):
+    """The answer to a decision: the recorded ``decision`` and whether this request made it."""
+
+    decision = ReviewDecisionSerializer()
+    created = serializers.BooleanField()

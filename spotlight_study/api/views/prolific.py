@@ -20,6 +20,9 @@ from ..serializers.prolific import (
     BonusDraftSerializer,
     BonusPaymentSerializer,
     ProlificStudySerializer,
+    HeldDecisionRequestSerializer,
+    HeldDecisionSerializer,
+    HeldSubmissionSerializer,
     ReviewReportSerializer,
     ReviewRequestSerializer,
     SubmissionSerializer,
@@ -51,8 +54,8 @@ class ProlificStudyView(ProlificScoped, generics.GenericAPIView):
     def get(self, request, slug: str):
         ps = self.prolific_study
         summary = prolific_selectors.review_summary(self.study)
-        ps.to_approve, ps.failed_checks, ps.status_counts = (
-            summary["to_approve"], summary["failed_checks"], summary["status_counts"],
+        ps.to_approve, ps.held, ps.failed_checks, ps.status_counts = (
+            summary["to_approve"], summary["held"], summary["failed_checks"], summary["status_counts"],
         )
         return Response(ProlificStudySerializer(ps).data)
 
@@ -118,6 +121,47 @@ class FailedChecksView(ReviewView):
     """Ask to return (default) or reject, per the study's setting, the failed instruction checks."""
 
     review_service = staticmethod(prolific_review.submissions_review_failed_checks)
+
+
+@extend_schema(tags=["prolific"], responses={200: HeldSubmissionSerializer(many=True), **error_responses(401, 403, 404)})
+class HeldListView(ProlificScoped, generics.GenericAPIView):
+    """The submissions bulk approval holds back (a holding flag or a final-label exclusion), with
+    their evidence. Prolific's rule: reject only with clear evidence; prefer a return for a
+    failed check."""
+
+    serializer_class = HeldSubmissionSerializer
+    queryset = Study.objects.none()  # names the path parameter in the schema
+    pagination_class = None
+
+    def get(self, request, slug: str):
+        queue = prolific_selectors.review_queue(self.prolific_study)
+        return Response(HeldSubmissionSerializer(queue.held, many=True).data)
+
+
+@extend_schema(
+    tags=["prolific"],
+    request=HeldDecisionRequestSerializer,
+    responses={200: HeldDecisionSerializer, **error_responses(400, 401, 403, 404, 409)},
+)
+class HeldDecideView(ProlificScoped, generics.GenericAPIView):
+    """Approve, ask for a return of, or reject one held submission, exactly once (``confirm``
+    must be true; the same decision again sends nothing; 502 ``review_send_failed`` if Prolific
+    refused or did not answer)."""
+
+    serializer_class = HeldDecisionSerializer
+    queryset = Study.objects.none()  # names the path parameter in the schema
+    pagination_class = None
+
+    def post(self, request, slug: str, submission: str):
+        form = HeldDecisionRequestSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data = form.validated_data
+        result = prolific_review.held_submission_decide(
+            prolific_study_id=self.prolific_study.pk, submission_id=submission, action=data["action"],
+            confirmed=data["confirm"], rejection_category=data["rejection_category"], message=data["message"],
+            note=data["note"], decided_by=request.user, decided_via="api",
+        )
+        return Response(HeldDecisionSerializer({"decision": result.decision, "created": result.created}).data)
 
 
 @extend_schema(tags=["prolific"])

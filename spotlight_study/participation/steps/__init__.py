@@ -1,7 +1,8 @@
 """The participant flow as a declared step machine.
 
 One :class:`.spec.StepSpec` per step (:mod:`.consent`, :mod:`.instructions`, :mod:`.task` for
-the training and main tasks, :mod:`.survey`, :mod:`.end` for the done and ended pages) gives
+the training and main tasks, :mod:`.reread` for the instructions again after a failed first
+check (a detour: only the training task's save enters it), :mod:`.survey`, :mod:`.end` for the done and ended pages) gives
 its form, template, context builder, save service, preview context, pilot behaviour and the
 compiled statements it uses (:mod:`.statements`, where every SQL statement of the steps is
 written out). :mod:`.machine` dispatches the step page's GET and POST, the researcher's preview
@@ -13,6 +14,7 @@ from __future__ import annotations
 from .consent import CONFIRM_DECLINE, CONSENT
 from .end import DONE, ENDED_PAGE
 from .instructions import INSTRUCTIONS
+from .reread import REREAD
 from .machine import Refused, page, pilot_turn, preview, preview_pages, step_save, submit
 from .spec import (
     ENDED,
@@ -31,7 +33,7 @@ from .survey import SURVEY
 from .task import TASK, TRAINING
 
 if not flow_order:
-    for _spec in (CONSENT, INSTRUCTIONS, TRAINING, TASK, SURVEY, DONE):
+    for _spec in (CONSENT, INSTRUCTIONS, TRAINING, REREAD, TASK, SURVEY, DONE):
         register(_spec)
     register(ENDED_PAGE, after=ENDED)
 

@@ -158,20 +158,26 @@ def pilot_turn(*, participant_id: int, study, profile: str, rng, seconds: dict, 
         return participant
 
 
-def preview_pages(n_tasks: int) -> list[tuple[str, str, int]]:
+def preview_pages(n_tasks: int, *, study=None) -> list[tuple[str, str, int]]:
     """The preview's pages of a cell with ``n_tasks`` main tasks, in flow order:
-    ``[(page name, step key, position)]``."""
+    ``[(page name, step key, position)]``; a step with ``in_preview`` only when it says so of
+    ``study`` (never without one)."""
     return [
         (name, key, position)
         for key in flow_order
+        if _previewed(spec_named(key), study)
         for name, position in spec_named(key).pages(n_tasks)
     ]
+
+
+def _previewed(spec: StepSpec, study) -> bool:
+    return spec.in_preview is None or (study is not None and spec.in_preview(study))
 
 
 def preview(*, study, cell, page_name: str) -> tuple[str, dict] | None:
     """The preview page ``page_name`` of ``cell``: ``(template, context)`` with ``study``,
     ``cell`` and ``form``, or ``None`` for a page the cell does not have. Records nothing."""
-    pages = preview_pages(len(cell.tasks))
+    pages = preview_pages(len(cell.tasks), study=study)
     for name, key, position in pages:
         if name == page_name:
             spec = spec_named(key)

@@ -152,6 +152,12 @@ class StepSpec:
     for_this_page : callable or None
         ``for_this_page(form) -> bool``: whether the post carries this page's fields at all
         (a form from another page is ignored with the stale-page message).
+    detour : bool
+        A step that :func:`advance` passes by: only a save that chooses it enters it (with
+        :func:`enter`), e.g. the instructions again after a failed first instruction check.
+    in_preview : callable or None
+        ``in_preview(study) -> bool``: whether the step's pages are in the preview of this
+        study (``None``: always).
     """
 
     key: str
@@ -166,6 +172,8 @@ class StepSpec:
     preview_pages: Callable[[int], list] | None = None
     pilot: Callable[[PilotTurn], dict | None] | None = None
     for_this_page: Callable[[Any], bool] | None = None
+    detour: bool = False
+    in_preview: Callable[[Any], bool] | None = None
 
     def pages(self, n_tasks: int) -> list[tuple[str, int]]:
         """This step's preview pages, ``[(name, position)]``."""
@@ -229,13 +237,28 @@ def spec_named(key: str) -> StepSpec:
 
 
 def advance(participant: Participant, fields: list[str]) -> None:
-    """Move a locked participant to the step after its current one and save ``fields`` with the
-    step, its draft cleared (one ``UPDATE``). Entering the main tasks starts at the first."""
-    following = flow_order[flow_order.index(str(participant.step)) + 1]
-    participant.step = following
-    fields = [*fields, "step", "draft", "updated_at"]
-    if following == Participant.Step.TASK:
-        participant.task_index = 0
-        fields.append("task_index")
+    """Move a locked participant to the step after its current one, passing by the detours,
+    and save ``fields`` with the step, its draft cleared (one ``UPDATE``). Entering the main
+    tasks starts at the first."""
+    at = flow_order.index(str(participant.step)) + 1
+    while _SPECS[flow_order[at]].detour:
+        at += 1
+    following = flow_order[at]
+    enter(participant, following, fields, task_index=0 if following == Participant.Step.TASK else None)
+
+
+def enter(
+    participant: Participant, key: str, fields: list[str], *, task_index: int | None = None
+) -> None:
+    """Move a locked participant to the registered step ``key`` and save ``fields`` with it, the
+    draft cleared (one ``UPDATE``). ``task_index``: the main task's index, or on the training
+    step the attempt (see ``Participant.task_index``); ``None`` keeps it. Raises ``KeyError``
+    for an unknown step."""
+    spec_named(key)
+    participant.step = key
     participant.draft = None
+    fields = [*fields, "step", "draft", "updated_at"]
+    if task_index is not None:
+        participant.task_index = task_index
+        fields.append("task_index")
     statements.participant_save(participant, list(dict.fromkeys(fields)))

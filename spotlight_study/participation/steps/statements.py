@@ -28,7 +28,7 @@ from spotlight_study.compiled_sql import (
     rows_insert,
 )
 
-from ..models import Participant, SurveyAnswer, TaskResponse
+from ..models import InstructionCheckAttempt, Participant, SurveyAnswer, TaskResponse
 from ..selectors import PAGE_DEFERRED
 
 #: The locked read of every POST (and of the pilot's turns): the participant, its study's
@@ -45,6 +45,8 @@ ANSWER_SAVED = "answer_saved"
 SURVEY_INSERTED = "survey_inserted"
 #: See :data:`TYPED_DRAFT_SAVED_SQL` (the typed draft of a step page, ``POST /s/<slug>/draft/``).
 TYPED_DRAFT_SAVED = "typed_draft_saved"
+#: See :func:`check_attempt_kept`.
+CHECK_ATTEMPT_KEPT = "check_attempt_kept"
 
 
 def _locked_queryset():
@@ -169,6 +171,28 @@ def answer_saved(*, participant_id: int, position: int, values: dict) -> int:
     """Run :data:`ANSWER_SAVED_SQL`: ``values`` are ``{field: value}`` for the answer and its
     telemetry; returns the rows changed (0: already answered)."""
     return _ANSWERED.execute(values=values, where={"participant": participant_id, "position": position})
+
+
+def check_attempt_kept(*, participant_id: int, attempt: int, passed: bool) -> None:
+    """Move a locked participant's answered training response (position 0) into an
+    :class:`~..models.InstructionCheckAttempt` numbered ``attempt`` and delete it, so that the
+    next serving of the training page starts a fresh response (its own ``served_at``).
+
+    An ``INSERT ... SELECT`` and a ``DELETE`` through the ORM, not compiled: it runs once per
+    participant at most (a failed first check with ``instruction_check_attempts: 2``).
+    """
+    responses = TaskResponse.objects.filter(
+        participant_id=participant_id, position=0, answered_at__isnull=False
+    )
+    for r in responses:
+        InstructionCheckAttempt.objects.create(
+            participant_id=participant_id, attempt=attempt, setting_id=r.setting_id,
+            answer=r.answer, passed=passed, served_at=r.served_at, answered_at=r.answered_at,
+            time_on_task_ms=r.time_on_task_ms, paste_count=r.paste_count,
+            paste_chars=r.paste_chars, hidden_ms=r.hidden_ms, blur_count=r.blur_count,
+            client_events=r.client_events,
+        )
+    responses.delete()
 
 
 def survey_inserted(rows: list[SurveyAnswer]) -> None:

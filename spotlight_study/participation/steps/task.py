@@ -22,7 +22,7 @@ from ..pilot_behaviour import pilot_answer, pilot_telemetry, pilot_training_answ
 from ..selectors import TaskPage
 from ..services import STALE_MESSAGE, Telemetry, instruction_check_passes
 from . import statements
-from .spec import Outcome, PilotTurn, PreviewPage, StepSpec, Turn, advance, current_task
+from .spec import Outcome, PilotTurn, PreviewPage, StepSpec, Turn, advance, current_task, enter
 
 
 def task_serve(
@@ -103,7 +103,10 @@ def answer_save(turn: Turn, *, answer: str, telemetry: Telemetry) -> Outcome | N
 
     Returns ``None``: the participant's next page follows (a failed instruction check under
     the ``end`` policy ends the session, status ``failed_check``, and the done page explains
-    why before the participant returns to Prolific).
+    why before the participant returns to Prolific). With ``instruction_check_attempts`` 2 a
+    failed first attempt is kept (:func:`.statements.check_attempt_kept`) and the participant
+    reads the instructions again (the ``reread`` step), then answers the training task once
+    more (``task_index`` 1); the policy applies to the last attempt.
 
     Raises
     ------
@@ -155,7 +158,12 @@ def answer_save(turn: Turn, *, answer: str, telemetry: Telemetry) -> Outcome | N
         p.instruction_check_passed = instruction_check_passes(
             answer=answer, keywords=list(setting.check_keywords)
         )
-        if not p.instruction_check_passed and plan.failed_check_policy == Study.FailedCheckPolicy.END:
+        attempt = p.task_index + 1
+        if not p.instruction_check_passed and attempt < plan.instruction_check_attempts:
+            # Another attempt: keep this one, then the instructions again (the detour step).
+            statements.check_attempt_kept(participant_id=p.pk, attempt=attempt, passed=False)
+            enter(p, Participant.Step.REREAD, ["instruction_check_passed"])
+        elif not p.instruction_check_passed and plan.failed_check_policy == Study.FailedCheckPolicy.END:
             p.status = Participant.Status.FAILED_CHECK
             p.step = Participant.Step.DONE
             p.finished_at = now
@@ -235,7 +243,7 @@ def main_task_pilot(pt: PilotTurn) -> dict | None:
 
 _STATEMENTS = (
     statements.LOCKED_READ, statements.TASK_SERVED, statements.ANSWER_SAVED,
-    statements.PARTICIPANT_SAVE, statements.TYPED_DRAFT_SAVED,
+    statements.PARTICIPANT_SAVE, statements.TYPED_DRAFT_SAVED, statements.CHECK_ATTEMPT_KEPT,
 )
 
 TRAINING = StepSpec(
