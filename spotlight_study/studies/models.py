@@ -88,6 +88,9 @@ class Study(models.Model):
         choices=FailedCheckPolicy.choices,
         default=FailedCheckPolicy.CONTINUE_AND_FLAG,
     )
+    # The thresholds of the writing-process flags (participation/flags.py, FlagThresholds):
+    # ``{name: number}``, only the ones the study file sets; the others take their defaults.
+    answer_flag_thresholds = models.JSONField(default=dict, blank=True)
     conditions = models.JSONField(
         default=list, help_text='Condition values, e.g. ["no_pattern", "pattern"].'
     )

@@ -19,6 +19,7 @@ from ..models import TaskResponse
 from ..pilot_behaviour import pilot_answer, pilot_telemetry, pilot_training_answer
 from ..selectors import TaskPage
 from ..services import STALE_MESSAGE, Telemetry, instruction_check_passes
+from .. import writing
 from . import statements
 from .spec import Outcome, PilotTurn, PreviewPage, StepSpec, Turn, advance, current_task
 
@@ -132,6 +133,10 @@ def answer_save(turn: Turn, *, answer: str, telemetry: Telemetry) -> Outcome | N
         # Posted without the page having been served (e.g. a crafted request): time starts now.
         task_serve(participant=p, study=plan, now=now, task=turn.task)
         served_at = now
+    # Measured once here, so that no page compares texts (participation/writing.py).
+    near_duplicate, _raised = writing.near_duplicate_record(
+        answer=answer, setting_id=setting.pk, participant_id=p.pk, is_pilot=p.is_pilot
+    )
     saved = statements.answer_saved(
         participant_id=p.pk,
         position=position,
@@ -144,6 +149,18 @@ def answer_save(turn: Turn, *, answer: str, telemetry: Telemetry) -> Outcome | N
             "hidden_ms": telemetry.hidden_ms,
             "blur_count": telemetry.blur_count,
             "client_events": telemetry.events,
+            "typed_chars": telemetry.typed_chars,
+            "dropped_chars": telemetry.dropped_chars,
+            "replaced_chars": telemetry.replaced_chars,
+            "insertions": telemetry.insertions,
+            "deletions": telemetry.deletions,
+            "typing_ms": telemetry.typing_ms,
+            "largest_insert_chars": telemetry.largest_insert_chars,
+            "away_before_paste_ms": telemetry.away_before_paste_ms,
+            "shown_overlap_permille": writing.shown_overlap_permille(
+                answer, (*setting.group1_texts, *setting.group2_texts)
+            ),
+            "near_duplicate_score": near_duplicate,
         },
     )
     if not saved:
