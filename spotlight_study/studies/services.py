@@ -173,6 +173,7 @@ def study_import_outcome(
         min_answer_chars=clean["min_answer_chars"],
         max_answer_chars=clean["max_answer_chars"],
         short_time_flag_seconds=clean["short_time_flag_seconds"],
+        answer_flag_thresholds=_plain(clean.get("answer_flags") or {}),
         failed_check_policy=clean["failed_check_policy"],
         conditions=list(clean["conditions"]),
         survey=_plain(clean["survey"]),
