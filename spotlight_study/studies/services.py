@@ -12,7 +12,7 @@ from .changes import replace_refusal
 from .errors import StudyImportError
 from .freeze import frozen_message, study_freeze_reason
 from .models import Setting, Study, TokenPattern
-from .schema import parse_study_file, validate_study_data
+from .schema import AnswerFlagsSerializer, parse_study_file, validate_study_data
 
 
 def _create_setting(
@@ -66,6 +66,14 @@ class StudyImportOutcome:
     study: Study
     pilot_participants_removed: int = 0
     unconsented_arrivals_removed: int = 0
+
+
+def _flag_thresholds(section: dict | None) -> dict:
+    """Every threshold of the ``answer_flags`` section, its defaults filled in (a study file
+    without the section stores the defaults, as its exported file states them)."""
+    fields = AnswerFlagsSerializer().fields
+    section = section or {}
+    return {name: section.get(name, field.default) for name, field in fields.items()}
 
 
 def study_import(
@@ -173,7 +181,7 @@ def study_import_outcome(
         min_answer_chars=clean["min_answer_chars"],
         max_answer_chars=clean["max_answer_chars"],
         short_time_flag_seconds=clean["short_time_flag_seconds"],
-        answer_flag_thresholds=_plain(clean.get("answer_flags") or {}),
+        answer_flag_thresholds=_flag_thresholds(clean.get("answer_flags")),
         failed_check_policy=clean["failed_check_policy"],
         conditions=list(clean["conditions"]),
         survey=_plain(clean["survey"]),

@@ -244,6 +244,9 @@ def main_task_pilot(pt: PilotTurn) -> dict | None:
     task = p.cell_plan[p.task_index]
     setting = next(s for s in main_settings(pt.study) if s.key == task["setting"])
     text = pilot_answer(setting=setting, condition=task["condition"], rng=pt.rng)
+    if pt.profile == "paster" and p.task_index == 0:
+        # Pastes one of the shown texts instead of an answer (copied_from_shown_texts).
+        text = pt.rng.choice([*setting.group1_texts, *setting.group2_texts]) or text
     return _pilot_answer(pt, text, pt.seconds["tasks"][p.task_index])
 
 
