@@ -2,7 +2,8 @@
 
 No database access. The request is built from a :class:`~.selectors.BlindItem` only, the same
 allow-list as the human annotator's page, and from that only: the setting's texts in definition
-order, the target description, the surface difference and the codebook, and the answer. The
+order, the target description, the surface difference and the codebook, the answer, and (when
+the ``exclusion`` field is coded) the keys of the answer's writing-process flags. The
 condition, the pattern box, the participant (PID, pseudonym) and the item's times never reach
 this module, so they cannot reach the model.
 
@@ -93,9 +94,10 @@ def build_messages(blind, *, fields: tuple[str, ...]) -> list[dict]:
     """The chat messages for one item, from its :class:`~.selectors.BlindItem` only.
 
     The user message holds, in this order: group 1's texts and group 2's texts (definition
-    order), the target description, the surface difference, the codebook, the answer, the
-    writing-process flags of the answer (``blind.writing_flags``, only when ``exclusion`` is
-    among ``fields``: they are evidence for it alone), and the questions for ``fields``.
+    order), the target description, the surface difference, the codebook, the exclusion values,
+    the writing-process flags of the answer (``blind.writing_flags``, only when ``exclusion`` is
+    among ``fields``: they are evidence for it alone, and never the numbers behind them), the
+    answer, and the questions for ``fields``.
     """
 
     def texts(values) -> str:
@@ -117,8 +119,8 @@ def build_messages(blind, *, fields: tuple[str, ...]) -> list[dict]:
         f"SURFACE DIFFERENCE: {blind.surface_difference}\n"
         f"CODEBOOK TAGS: {', '.join(blind.codebook) or '(none)'}\n"
         f"EXCLUSION VALUES: {', '.join(MACHINE_EXCLUSIONS)}\n\n"
-        f"PARTICIPANT'S ANSWER:\n{blind.answer}\n\n"
         f"{evidence}"
+        f"PARTICIPANT'S ANSWER:\n{blind.answer}\n\n"
         f"FIELDS TO CODE:\n{questions}"
     )
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]

@@ -122,27 +122,34 @@ def test_overlap_with_the_shown_texts():
 
 
 def test_near_duplicates_are_scored_on_both_answers(demo_study):
-    """The later answer gets its best similarity and raises the earlier one's; another setting,
-    the participant's own answers and the pilot population are not compared."""
-    first, second, third = (Walker(Client(), demo_study.slug) for _ in range(3))
-    _main_answer(first, "")
-    first.answer("Group 1 grows maize and beans, group 2 wheat.")
-    second.enter(); second.consent(); second.instructions()
-    second.answer("The first group fishes by day, the second at night.")
-    second.answer("Group 2 describes the doctor as a woman more often!!")  # lightly edited copy
-    third.enter(); third.consent(); third.instructions()
-    third.answer("The first group fishes by day, the second at night.")
-    third.answer("The two doctors differ: in the second group the texts are about friendly nurses.")
-    rows = {
-        (r.participant.prolific_pid, r.position): r
-        for r in TaskResponse.objects.select_related("participant").filter(answered_at__isnull=False)
+    """The later answer gets its best similarity and raises the earlier one's; another setting
+    and the participant's own answers are not compared."""
+    texts = {
+        "doctor": ["Group 2 describes the doctor as a woman more often.",
+                   "Group 2 describes the doctor as a woman more often!!",  # lightly edited copy
+                   "The two doctors differ: in the second group the texts are about friendly nurses."],
+        "farming": ["Group 1 grows maize and beans, group 2 wheat.",
+                    "Apples and pears grow in the orchards of the second group of farmers.",
+                    "Farmers of group one harvest grain, the others pick fruit all day long."],
     }
-    assert rows[(second.pid, 1)].near_duplicate_score >= 95
-    assert rows[(first.pid, 1)].near_duplicate_score == rows[(second.pid, 1)].near_duplicate_score
-    assert rows[(third.pid, 1)].near_duplicate_score < 70
-    assert rows[(first.pid, 2)].near_duplicate_score == 0  # nobody else answered that setting
+    walkers = [Walker(Client(), demo_study.slug) for _ in range(3)]
+    for i, w in enumerate(walkers):
+        w.enter(); w.consent(); w.instructions()
+        w.answer("The first group fishes by day, the second at night.")
+        plan = Participant.objects.get(prolific_pid=w.pid).cell_plan
+        for task in plan:
+            w.answer(texts[task["setting"]][i])
+    score = {
+        (r.participant.prolific_pid, r.setting.key): r.near_duplicate_score
+        for r in TaskResponse.objects.select_related("participant", "setting").filter(answered_at__isnull=False)
+    }
+    first, second, third = (w.pid for w in walkers)
+    assert score[(second, "doctor")] >= 95
+    assert score[(first, "doctor")] == score[(second, "doctor")]
+    assert score[(third, "doctor")] < 70
+    assert all(score[(w, "farming")] < 70 for w in (first, second, third))
     # Training answers: all three identical, each compared with the others.
-    assert {rows[(w.pid, 0)].near_duplicate_score for w in (first, second, third)} == {100}
+    assert {score[(w, "angler")] for w in (first, second, third)} == {100}
 
 
 def _rows(study, values):
