@@ -65,9 +65,7 @@ class BlindItem:
     reported by the browser). ``very_short_time``, ``long_time_hidden`` and ``identical_answer``
     are the answer's flags as defined in :mod:`spotlight_study.participation.flags` (the times
     themselves are not shown); the participant-level ``failed_instruction_check`` is never shown.
-    ``writing_flags`` are the keys of the answer's writing-process flags
-    (:data:`~spotlight_study.participation.flags.WRITING_FLAG_KEYS`, e.g. ``typed_implausibly_fast``),
-    evidence for the ``exclusion`` field; never the numbers behind them.
+    ``writing_flags``: keys of the answer's writing-process flags (``flags.WRITING_FLAG_KEYS``).
     ``is_pilot``: the item belongs to the pilot annotation round (pages mark it "pilot"); it says
     nothing about the condition.
     """
@@ -87,7 +85,6 @@ class BlindItem:
     codebook: tuple[str, ...]
     is_pilot: bool = False
     writing_flags: tuple[str, ...] = ()
-
     @property
     def writing_flag_labels(self) -> tuple[str, ...]:
         """The writing-process flags in words, for the pages."""
