@@ -165,7 +165,11 @@ def test_scripted_participant_gets_exactly_its_flags(browser, live_server, live_
     assert len(rows) == 2
     exported = [set(r["flags"].split(";")) - {""} for r in rows]
     writing = set().union(*exported) & set(flags.WRITING_FLAG_KEYS)
-    events = list(TaskResponse.objects.filter(participant=participant).values_list("client_events", flat=True))
+    events = list(
+        TaskResponse.objects.filter(participant=participant).values_list(
+            "position", "typed_chars", "typing_ms", "replaced_chars", "largest_insert_chars", "client_events"
+        )
+    )
     assert writing == INTENDED[who], ([(r["answer"], r["flags"]) for r in rows], events)
     # Only the scripted first task carries them; the typed second task carries none.
     by_position = {r["position"]: f & set(flags.WRITING_FLAG_KEYS) for r, f in zip(rows, exported)}
