@@ -21,6 +21,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 HOBBIES = ["chess", "gardening", "running", "painting", "cooking", "hiking", "reading", "music"]
 ANSWER = re.compile(r"PARTICIPANT'S ANSWER:\n(.*?)\n\nFIELDS TO CODE:", re.S)
+#: The writing-process flags the machine coder is given as evidence for ``exclusion``.
+EVIDENCE = re.compile(r"WRITING-PROCESS EVIDENCE \(for the exclusion field only[^)]*\): ([^\n]*)\n")
 
 
 class FakeChatServer:
@@ -174,16 +176,17 @@ class FakeOpenAI(FakeChatServer):
         return story(body["messages"][-1]["content"], body.get("seed"))
 
 
-def code_answer(answer: str, fields: list[str]) -> dict:
+def code_answer(answer: str, fields: list[str], evidence: str = "") -> dict:
     """The fake coder's label of ``answer``: a fixed rule, so tests know what to expect
-    (``identified`` when the answer mentions a woman, she or her)."""
+    (``identified`` when the answer mentions a woman, she or her; ``exclusion``
+    ``ai_generated`` when the writing-process ``evidence`` has ``typed_implausibly_fast``)."""
     text = answer.lower()
     values = {
         "identified": bool(re.search(r"\b(woman|she|her)\b", text)),
         "surface_difference": "name" in text,
         "no_difference": "no difference" in text,
         "tags": [],
-        "exclusion": "none",
+        "exclusion": "ai_generated" if "typed_implausibly_fast" in evidence else "none",
     }
     return {f: values[f] for f in fields}
 
@@ -201,8 +204,10 @@ class FakeCoder(FakeChatServer):
 
     def content(self, body: dict) -> str:
         schema = body["response_format"]["json_schema"]["schema"]
-        answer = ANSWER.search(body["messages"][-1]["content"]).group(1)
-        return json.dumps(code_answer(answer, schema["required"]))
+        prompt = body["messages"][-1]["content"]
+        answer = ANSWER.search(prompt).group(1)
+        evidence = EVIDENCE.search(prompt)
+        return json.dumps(code_answer(answer, schema["required"], evidence.group(1) if evidence else ""))
 
     def model_name(self, body: dict) -> str:
         return self.served_model

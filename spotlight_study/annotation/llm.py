@@ -2,7 +2,8 @@
 
 No database access. The request is built from a :class:`~.selectors.BlindItem` only, the same
 allow-list as the human annotator's page, and from that only: the setting's texts in definition
-order, the target description, the surface difference and the codebook, and the answer. The
+order, the target description, the surface difference and the codebook, the answer, and (when
+the ``exclusion`` field is coded) the keys of the answer's writing-process flags. The
 condition, the pattern box, the participant (PID, pseudonym) and the item's times never reach
 this module, so they cannot reach the model.
 
@@ -93,14 +94,24 @@ def build_messages(blind, *, fields: tuple[str, ...]) -> list[dict]:
     """The chat messages for one item, from its :class:`~.selectors.BlindItem` only.
 
     The user message holds, in this order: group 1's texts and group 2's texts (definition
-    order), the target description, the surface difference, the codebook, the answer, and the
-    questions for ``fields``.
+    order), the target description, the surface difference, the codebook, the exclusion values,
+    the writing-process flags of the answer (``blind.writing_flags``, only when ``exclusion`` is
+    among ``fields``: they are evidence for it alone, and never the numbers behind them), the
+    answer, and the questions for ``fields``.
     """
 
     def texts(values) -> str:
         return "\n".join(f"[{i}] {t}" for i, t in enumerate(values, start=1))
 
     questions = "\n".join(f"- {name}: {FIELD_QUESTIONS[name]}" for name in fields)
+    evidence = ""
+    if "exclusion" in fields:
+        # Only the writing-process flags of the allow-list, for the exclusion field alone.
+        flagged = ", ".join(getattr(blind, "writing_flags", ())) or "none"
+        evidence = (
+            f"WRITING-PROCESS EVIDENCE (for the exclusion field only; evidence, not proof): "
+            f"{flagged}\n\n"
+        )
     user = (
         f"GROUP 1 TEXTS:\n{texts(blind.group1)}\n\n"
         f"GROUP 2 TEXTS:\n{texts(blind.group2)}\n\n"
@@ -108,6 +119,7 @@ def build_messages(blind, *, fields: tuple[str, ...]) -> list[dict]:
         f"SURFACE DIFFERENCE: {blind.surface_difference}\n"
         f"CODEBOOK TAGS: {', '.join(blind.codebook) or '(none)'}\n"
         f"EXCLUSION VALUES: {', '.join(MACHINE_EXCLUSIONS)}\n\n"
+        f"{evidence}"
         f"PARTICIPANT'S ANSWER:\n{blind.answer}\n\n"
         f"FIELDS TO CODE:\n{questions}"
     )

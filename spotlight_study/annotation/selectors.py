@@ -65,6 +65,7 @@ class BlindItem:
     reported by the browser). ``very_short_time``, ``long_time_hidden`` and ``identical_answer``
     are the answer's flags as defined in :mod:`spotlight_study.participation.flags` (the times
     themselves are not shown); the participant-level ``failed_instruction_check`` is never shown.
+    ``writing_flags``: keys of the answer's writing-process flags (``flags.WRITING_FLAG_KEYS``).
     ``is_pilot``: the item belongs to the pilot annotation round (pages mark it "pilot"); it says
     nothing about the condition.
     """
@@ -83,6 +84,11 @@ class BlindItem:
     identical_answer: bool
     codebook: tuple[str, ...]
     is_pilot: bool = False
+    writing_flags: tuple[str, ...] = ()
+    @property
+    def writing_flag_labels(self) -> tuple[str, ...]:
+        """The writing-process flags in words, for the pages."""
+        return tuple(quality_flags.FLAG_LABELS[key] for key in self.writing_flags)
 
 
 def blind_item(item: Item) -> BlindItem:
@@ -111,6 +117,7 @@ def blind_item(item: Item) -> BlindItem:
         short_time_flag_seconds=study.short_time_flag_seconds,
         identical=identical,
         include_instruction_check=False,
+        thresholds=quality_flags.thresholds_of(study),
     )
     return BlindItem(
         id=item.public_id,
@@ -127,6 +134,7 @@ def blind_item(item: Item) -> BlindItem:
         identical_answer=quality_flags.IDENTICAL_ANSWER in flags,
         codebook=tuple(codebook(setting)),
         is_pilot=item.is_pilot,
+        writing_flags=tuple(f for f in flags if f in quality_flags.WRITING_FLAG_KEYS),
     )
 
 

@@ -13,12 +13,14 @@ from .services.labels import LabelInput
 
 
 class QualityEvidenceSerializer(serializers.Serializer):
-    """Neutral quality evidence: pasted characters and three flags (no times, no positions)."""
+    """Neutral quality evidence: pasted characters, three flags and the keys of the
+    writing-process flags (no times, no positions, never the condition)."""
 
     paste_chars = serializers.IntegerField()
     very_short_time = serializers.BooleanField()
     long_time_hidden = serializers.BooleanField()
     identical_answer = serializers.BooleanField()
+    writing_flags = serializers.ListField(child=serializers.CharField())
 
 
 class BlindItemSerializer(serializers.Serializer):

@@ -3,7 +3,8 @@
 The researcher page and the live monitor count flags over every saved main answer of a study
 (20,000 on a large one) on each request. Building an :class:`~.flags.AnswerEvidence` per answer
 and testing it in Python costs about half a second there, so the flags that depend on the answer's
-own numbers (``very_short_time``, ``pasted``, ``long_time_hidden``) are computed by the database,
+own numbers (``very_short_time``, ``pasted``, ``long_time_hidden`` and the writing-process
+flags, whose similarities are measured when the answer is saved) are computed by the database,
 as boolean columns of the query that reads the answers (:func:`answer_flag_columns`).
 ``identical_answer`` is still decided in Python, by :func:`.flags.normalize_answer` over the
 population's texts: its case folding and Unicode whitespace have no exact SQL equivalent on
@@ -20,6 +21,8 @@ from collections import Counter
 from typing import NamedTuple
 
 from django.db.models import BooleanField, ExpressionWrapper, F, FloatField, Q, Value
+from django.db.models.functions import Length
+from django.db.models.lookups import GreaterThan, GreaterThanOrEqual
 
 from spotlight_study.studies.models import Setting, Study
 
@@ -31,21 +34,38 @@ SQL_FLAGS: tuple[str, ...] = (
     quality_flags.VERY_SHORT_TIME,
     quality_flags.PASTED,
     quality_flags.LONG_TIME_HIDDEN,
+    quality_flags.TYPED_IMPLAUSIBLY_FAST,
+    quality_flags.INSERTED_WITHOUT_TYPING,
+    quality_flags.COPIED_FROM_SHOWN_TEXTS,
+    quality_flags.NEAR_DUPLICATE,
+    quality_flags.HIDDEN_THEN_PASTED,
 )
 
 
-def answer_flag_columns(*, short_time_flag_seconds: int | float) -> dict[str, ExpressionWrapper]:
+def _flag(condition) -> ExpressionWrapper:
+    return ExpressionWrapper(condition, output_field=BooleanField())
+
+
+def answer_flag_columns(
+    *,
+    short_time_flag_seconds: int | float,
+    thresholds: quality_flags.FlagThresholds = quality_flags.DEFAULT_THRESHOLDS,
+) -> dict[str, ExpressionWrapper]:
     """``{flag key: boolean expression}`` over ``TaskResponse`` columns, one per :data:`SQL_FLAGS`.
 
     Each is the SQL form of its predicate in :mod:`.flags` (``is_very_short_time``,
-    ``is_pasted``, ``is_long_time_hidden``), for ``.annotate(**...)`` or ``.values_list(...)``
-    on a ``TaskResponse`` queryset. ``short_time_flag_seconds`` is the study's threshold in
-    seconds. Never NULL: an unknown time on task is ``False`` for ``very_short_time`` and lets
-    only the 30 s bound decide ``long_time_hidden``, as in Python.
+    ``is_pasted``, ``is_long_time_hidden``, ``is_typed_implausibly_fast``, ...), for
+    ``.annotate(**...)`` or ``.values_list(...)`` on a ``TaskResponse`` queryset.
+    ``short_time_flag_seconds`` is the study's threshold in seconds, ``thresholds`` its
+    writing-process thresholds. Never NULL: an unknown time on task is ``False`` for
+    ``very_short_time`` and lets only the 30 s bound decide ``long_time_hidden``, and an
+    unmeasured overlap or similarity is ``False``, as in Python.
     """
+    t = thresholds
     share = ExpressionWrapper(
         F("time_on_task_ms") * Value(quality_flags.LONG_HIDDEN_MIN_SHARE), output_field=FloatField()
     )
+    inserted = F("dropped_chars") + F("replaced_chars")
     return {
         quality_flags.VERY_SHORT_TIME: ExpressionWrapper(
             Q(time_on_task_ms__isnull=False, time_on_task_ms__lt=short_time_flag_seconds * 1000),
@@ -59,6 +79,34 @@ def answer_flag_columns(*, short_time_flag_seconds: int | float) -> dict[str, Ex
             # ``not time_on_task_ms`` in Python: unknown or 0.
             & (Q(time_on_task_ms__isnull=True) | Q(time_on_task_ms=0) | Q(hidden_ms__gte=share)),
             output_field=BooleanField(),
+        ),
+        quality_flags.TYPED_IMPLAUSIBLY_FAST: _flag(
+            Q(typed_chars__gte=quality_flags.TYPED_FAST_MIN_CHARS)
+            & GreaterThan(
+                F("typed_chars") * Value(60_000), F("typing_ms") * Value(t.typed_chars_per_minute_max)
+            )
+        ),
+        quality_flags.INSERTED_WITHOUT_TYPING: _flag(
+            GreaterThanOrEqual(inserted, Value(quality_flags.INSERTED_MIN_CHARS))
+            & GreaterThanOrEqual(
+                ExpressionWrapper(inserted * Value(1.0), output_field=FloatField()),
+                ExpressionWrapper(
+                    Length("answer") * Value(float(t.inserted_without_typing_share)),
+                    output_field=FloatField(),
+                ),
+            )
+        ),
+        quality_flags.COPIED_FROM_SHOWN_TEXTS: _flag(
+            Q(shown_overlap_permille__isnull=False)
+            & Q(shown_overlap_permille__gte=float(t.copied_from_shown_texts_share) * 1000)
+        ),
+        quality_flags.NEAR_DUPLICATE: _flag(
+            Q(near_duplicate_score__isnull=False)
+            & Q(near_duplicate_score__gte=t.near_duplicate_similarity)
+        ),
+        quality_flags.HIDDEN_THEN_PASTED: _flag(
+            Q(away_before_paste_ms__gt=0)
+            & Q(away_before_paste_ms__gte=t.away_before_paste_seconds * 1000)
         ),
     }
 
@@ -97,7 +145,10 @@ def study_flag_counts(*, study: Study, pilot: bool | None = False) -> dict[bool,
     filters = Q(participant__study=study, answered_at__isnull=False, setting__kind=Setting.Kind.MAIN)
     if pilot is not None:
         filters &= Q(participant__is_pilot=pilot)
-    columns = answer_flag_columns(short_time_flag_seconds=study.short_time_flag_seconds)
+    columns = answer_flag_columns(
+        short_time_flag_seconds=study.short_time_flag_seconds,
+        thresholds=quality_flags.thresholds_of(study),
+    )
     rows = (
         TaskResponse.objects.filter(filters)
         .order_by()

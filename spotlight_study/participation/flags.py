@@ -31,11 +31,41 @@ The flags, by key (in :data:`FLAG_KEYS` order):
     for this task. The population is the set of answers being looked at together: real
     participants are compared with real participants, pilot participants with pilot
     participants.
+``typed_implausibly_fast``
+    At least :data:`TYPED_FAST_MIN_CHARS` characters were typed, at more than the study's
+    ``typed_chars_per_minute_max`` characters per minute of active typing (``typing_ms``:
+    the gaps between keystrokes, pauses over 2 s left out). Typing in bursts is normal; a
+    whole answer at that speed is a script, or text typed by a tool.
+``inserted_without_typing``
+    Characters that arrived neither by a keystroke nor by a paste (dropped, inserted by
+    autocomplete, replacement, dictation or a script: ``dropped_chars + replaced_chars``) make
+    up at least the study's ``inserted_without_typing_share`` of the answer and at least
+    :data:`INSERTED_MIN_CHARS` characters.
+``copied_from_shown_texts``
+    At least the study's ``copied_from_shown_texts_share`` of the answer is found, almost
+    verbatim, in the texts the participant was shown (``shown_overlap_permille``, measured
+    when the answer was saved: :mod:`.writing`). Quoting one short example text is normal;
+    an answer that mostly repeats the texts describes nothing.
+``near_duplicate``
+    Another participant's answer in the same setting and population has a similarity of at
+    least the study's ``near_duplicate_similarity`` (0-100, ``near_duplicate_score``,
+    measured when the later of the two was saved: :mod:`.writing`). Unlike
+    ``identical_answer`` it catches lightly edited copies, but it compares only answers of
+    other participants in one setting; an answer identical to another participant's in the
+    same setting carries both flags.
+``hidden_then_pasted``
+    A paste followed, within 30 s, a time away from the page (tab hidden or window blurred)
+    of at least the study's ``away_before_paste_seconds`` (``away_before_paste_ms``): the
+    pattern of copying an answer from another window.
 ``failed_instruction_check``
     The participant's training answer failed the automatic instruction check
     (``Participant.instruction_check_passed is False``). It is a flag of the participant, so it is
     set on each of their answers. Annotators are not shown it: they label the training answer
     whose final label decides the check.
+
+Every flag is evidence, not a verdict: the browser's numbers are missing when JavaScript is
+off, can be forged, and have known innocent causes (dictation, IME composition, assistive
+technology, mobile keyboards: docs/answer-quality.md).
 """
 from __future__ import annotations
 
@@ -51,6 +81,11 @@ PASTED = "pasted"
 LONG_TIME_HIDDEN = "long_time_hidden"
 IDENTICAL_ANSWER = "identical_answer"
 FAILED_INSTRUCTION_CHECK = "failed_instruction_check"
+TYPED_IMPLAUSIBLY_FAST = "typed_implausibly_fast"
+INSERTED_WITHOUT_TYPING = "inserted_without_typing"
+COPIED_FROM_SHOWN_TEXTS = "copied_from_shown_texts"
+NEAR_DUPLICATE = "near_duplicate"
+HIDDEN_THEN_PASTED = "hidden_then_pasted"
 
 #: Every flag key, in the order in which flags are listed everywhere.
 FLAG_KEYS: tuple[str, ...] = (
@@ -58,15 +93,32 @@ FLAG_KEYS: tuple[str, ...] = (
     PASTED,
     LONG_TIME_HIDDEN,
     IDENTICAL_ANSWER,
+    TYPED_IMPLAUSIBLY_FAST,
+    INSERTED_WITHOUT_TYPING,
+    COPIED_FROM_SHOWN_TEXTS,
+    NEAR_DUPLICATE,
+    HIDDEN_THEN_PASTED,
     FAILED_INSTRUCTION_CHECK,
+)
+
+#: The flags of the writing process (issue 21): the five scripted browser participants of
+#: tests/e2e/test_writing_evidence.py check exactly these, with ``pasted``.
+WRITING_FLAG_KEYS: tuple[str, ...] = (
+    PASTED,
+    TYPED_IMPLAUSIBLY_FAST,
+    INSERTED_WITHOUT_TYPING,
+    COPIED_FROM_SHOWN_TEXTS,
+    NEAR_DUPLICATE,
+    HIDDEN_THEN_PASTED,
 )
 
 #: The flags that hold a submission back from bulk approval for a researcher's look, unless
 #: the study file names others (``holding_flags``): those that say the text may not have been
-#: written in the answer box. ``identical_answer`` is left to the study file: a short, common
-#: answer ("no difference") is identical by chance. The other flags have common innocent causes
-#: (a quick writer, a look at another tab) and the instruction check has its own review.
-DEFAULT_HOLDING_FLAGS: tuple[str, ...] = (PASTED,)
+#: written in the answer box (the writing-process flags). ``identical_answer`` and
+#: ``near_duplicate`` are left to the study file: a short, common answer ("no difference") is
+#: identical or nearly so by chance. The other flags have common innocent causes (a quick
+#: writer, a look at another tab) and the instruction check has its own review.
+DEFAULT_HOLDING_FLAGS: tuple[str, ...] = tuple(k for k in WRITING_FLAG_KEYS if k != NEAR_DUPLICATE)
 
 #: Words for people, by flag key.
 FLAG_LABELS: dict[str, str] = {
@@ -74,8 +126,51 @@ FLAG_LABELS: dict[str, str] = {
     PASTED: "pasted",
     LONG_TIME_HIDDEN: "long time hidden",
     IDENTICAL_ANSWER: "identical answer",
+    TYPED_IMPLAUSIBLY_FAST: "typed implausibly fast",
+    INSERTED_WITHOUT_TYPING: "inserted without typing",
+    COPIED_FROM_SHOWN_TEXTS: "copied from shown texts",
+    NEAR_DUPLICATE: "near-duplicate",
+    HIDDEN_THEN_PASTED: "hidden, then pasted",
     FAILED_INSTRUCTION_CHECK: "failed instruction check",
 }
+
+#: ``typed_implausibly_fast`` judges only answers with at least this many typed characters.
+TYPED_FAST_MIN_CHARS = 30
+#: ``inserted_without_typing`` needs at least this many characters inserted without typing.
+INSERTED_MIN_CHARS = 20
+
+
+class FlagThresholds(NamedTuple):
+    """The study file's thresholds of the writing-process flags (section ``answer_flags``).
+
+    ``typed_chars_per_minute_max`` (characters per minute of active typing; 1,500 is 300
+    words a minute, above any sustained human record), ``inserted_without_typing_share`` and
+    ``copied_from_shown_texts_share`` (shares of the answer's characters, 0-1),
+    ``near_duplicate_similarity`` (rapidfuzz ``fuzz.ratio``, 0-100) and
+    ``away_before_paste_seconds`` (s). The defaults are the documented ones
+    (docs/study-file.md).
+    """
+
+    typed_chars_per_minute_max: int = 1500
+    inserted_without_typing_share: float = 0.3
+    copied_from_shown_texts_share: float = 0.5
+    near_duplicate_similarity: int = 90
+    away_before_paste_seconds: int = 3
+
+
+#: The thresholds of a study file that sets none.
+DEFAULT_THRESHOLDS = FlagThresholds()
+
+
+def thresholds_from(values: Mapping | None) -> FlagThresholds:
+    """The :class:`FlagThresholds` of a study's stored ``answer_flag_thresholds`` mapping
+    (validated by the study-file schema); names it does not set take their defaults, names
+    it should not have are ignored."""
+    if not values:
+        return DEFAULT_THRESHOLDS
+    return DEFAULT_THRESHOLDS._replace(
+        **{k: v for k, v in values.items() if k in FlagThresholds._fields and v is not None}
+    )
 
 #: ``long_time_hidden``: the tab was hidden for at least this long (ms) ...
 LONG_HIDDEN_MIN_MS = 30_000
@@ -99,10 +194,21 @@ class AnswerEvidence(NamedTuple):
     paste_chars: int = 0
     hidden_ms: int = 0
     instruction_check_passed: bool | None = None
+    typed_chars: int = 0
+    dropped_chars: int = 0
+    replaced_chars: int = 0
+    typing_ms: int = 0
+    away_before_paste_ms: int = 0
+    shown_overlap_permille: int | None = None
+    near_duplicate_score: int | None = None
 
 
 #: The ``TaskResponse`` fields an :class:`AnswerEvidence` is built from (for ``values_list``).
-EVIDENCE_FIELDS: tuple[str, ...] = ("answer", "time_on_task_ms", "paste_count", "paste_chars", "hidden_ms")
+EVIDENCE_FIELDS: tuple[str, ...] = (
+    "answer", "time_on_task_ms", "paste_count", "paste_chars", "hidden_ms", "typed_chars",
+    "dropped_chars", "replaced_chars", "typing_ms", "away_before_paste_ms",
+    "shown_overlap_permille", "near_duplicate_score",
+)
 
 
 def evidence_of(response: object, *, instruction_check_passed: bool | None = None) -> AnswerEvidence:
@@ -122,7 +228,20 @@ def evidence_of(response: object, *, instruction_check_passed: bool | None = Non
         paste_chars=response.paste_chars,
         hidden_ms=response.hidden_ms,
         instruction_check_passed=instruction_check_passed,
+        typed_chars=response.typed_chars,
+        dropped_chars=response.dropped_chars,
+        replaced_chars=response.replaced_chars,
+        typing_ms=response.typing_ms,
+        away_before_paste_ms=response.away_before_paste_ms,
+        shown_overlap_permille=response.shown_overlap_permille,
+        near_duplicate_score=response.near_duplicate_score,
     )
+
+
+def thresholds_of(study: object) -> FlagThresholds:
+    """The :class:`FlagThresholds` of a ``Study`` (or any object with its
+    ``answer_flag_thresholds`` mapping; the defaults without one)."""
+    return thresholds_from(getattr(study, "answer_flag_thresholds", None))
 
 
 def normalize_answer(text: str) -> str:
@@ -150,6 +269,37 @@ def is_long_time_hidden(hidden_ms: int, time_on_task_ms: int | None) -> bool:
     return hidden_ms >= LONG_HIDDEN_MIN_SHARE * time_on_task_ms
 
 
+def is_typed_implausibly_fast(typed_chars: int, typing_ms: int, chars_per_minute_max: int | float) -> bool:
+    """Whether at least :data:`TYPED_FAST_MIN_CHARS` characters were typed at more than
+    ``chars_per_minute_max`` per minute of active typing (``typing_ms``, ms); typed with no
+    measurable time at all counts as too fast."""
+    return typed_chars >= TYPED_FAST_MIN_CHARS and typed_chars * 60_000 > chars_per_minute_max * typing_ms
+
+
+def is_inserted_without_typing(answer_chars: int, dropped_chars: int, replaced_chars: int, share: float) -> bool:
+    """Whether the characters dropped or inserted without a keystroke or paste are at least
+    :data:`INSERTED_MIN_CHARS` and at least ``share`` (0-1) of the answer's ``answer_chars``."""
+    inserted = dropped_chars + replaced_chars
+    return inserted >= INSERTED_MIN_CHARS and inserted >= share * answer_chars
+
+
+def is_copied_from_shown_texts(shown_overlap_permille: int | None, share: float) -> bool:
+    """Whether at least ``share`` (0-1) of the answer was found in the shown texts; ``False``
+    when not measured."""
+    return shown_overlap_permille is not None and shown_overlap_permille >= share * 1000
+
+
+def is_near_duplicate(near_duplicate_score: int | None, similarity: int | float) -> bool:
+    """Whether another participant's answer in the setting is at least ``similarity`` (0-100)
+    alike; ``False`` when not measured."""
+    return near_duplicate_score is not None and near_duplicate_score >= similarity
+
+
+def is_hidden_then_pasted(away_before_paste_ms: int, away_seconds: int | float) -> bool:
+    """Whether a paste followed a time away of at least ``away_seconds`` (s)."""
+    return away_before_paste_ms > 0 and away_before_paste_ms >= away_seconds * 1000
+
+
 def repeated_answers(answers: Iterable[str]) -> set[str]:
     """The normalized texts (:func:`normalize_answer`) that occur more than once in ``answers``.
 
@@ -166,6 +316,7 @@ def answer_flags(
     short_time_flag_seconds: int | float,
     identical: bool,
     include_instruction_check: bool = True,
+    thresholds: FlagThresholds = DEFAULT_THRESHOLDS,
 ) -> list[str]:
     """The flag keys of one answer, in :data:`FLAG_KEYS` order.
 
@@ -179,8 +330,11 @@ def answer_flags(
         the caller decides the population because it holds the other answers).
     include_instruction_check : bool
         ``False`` for the annotator's evidence, which never shows the participant's check.
+    thresholds : FlagThresholds
+        The study's thresholds of the writing-process flags (:func:`thresholds_from`).
     """
     flags = []
+    t = thresholds
     if is_very_short_time(evidence.time_on_task_ms, short_time_flag_seconds):
         flags.append(VERY_SHORT_TIME)
     if is_pasted(evidence.paste_count, evidence.paste_chars):
@@ -189,13 +343,28 @@ def answer_flags(
         flags.append(LONG_TIME_HIDDEN)
     if identical:
         flags.append(IDENTICAL_ANSWER)
+    if is_typed_implausibly_fast(evidence.typed_chars, evidence.typing_ms, t.typed_chars_per_minute_max):
+        flags.append(TYPED_IMPLAUSIBLY_FAST)
+    if is_inserted_without_typing(
+        len(evidence.answer), evidence.dropped_chars, evidence.replaced_chars, t.inserted_without_typing_share
+    ):
+        flags.append(INSERTED_WITHOUT_TYPING)
+    if is_copied_from_shown_texts(evidence.shown_overlap_permille, t.copied_from_shown_texts_share):
+        flags.append(COPIED_FROM_SHOWN_TEXTS)
+    if is_near_duplicate(evidence.near_duplicate_score, t.near_duplicate_similarity):
+        flags.append(NEAR_DUPLICATE)
+    if is_hidden_then_pasted(evidence.away_before_paste_ms, t.away_before_paste_seconds):
+        flags.append(HIDDEN_THEN_PASTED)
     if include_instruction_check and evidence.instruction_check_passed is False:
         flags.append(FAILED_INSTRUCTION_CHECK)
     return flags
 
 
 def flags_of_answers(
-    answers: Sequence[AnswerEvidence], *, short_time_flag_seconds: int | float
+    answers: Sequence[AnswerEvidence],
+    *,
+    short_time_flag_seconds: int | float,
+    thresholds: FlagThresholds = DEFAULT_THRESHOLDS,
 ) -> list[list[str]]:
     """The flags of each answer of one population of one kind, in the order given.
 
@@ -205,13 +374,18 @@ def flags_of_answers(
     normalized = [normalize_answer(a.answer) for a in answers]
     seen = Counter(normalized)
     return [
-        answer_flags(a, short_time_flag_seconds=short_time_flag_seconds, identical=seen[text] > 1)
+        answer_flags(
+            a, short_time_flag_seconds=short_time_flag_seconds, identical=seen[text] > 1, thresholds=thresholds
+        )
         for a, text in zip(answers, normalized)
     ]
 
 
 def participant_flag_counts(
-    answers: Iterable[tuple[K, AnswerEvidence]], *, short_time_flag_seconds: int | float
+    answers: Iterable[tuple[K, AnswerEvidence]],
+    *,
+    short_time_flag_seconds: int | float,
+    thresholds: FlagThresholds = DEFAULT_THRESHOLDS,
 ) -> dict[K, Counter]:
     """The flagged answers of one population, counted per participant and flag.
 
@@ -231,7 +405,9 @@ def participant_flag_counts(
     """
     pairs = list(answers)
     per_answer = flags_of_answers(
-        [evidence for _key, evidence in pairs], short_time_flag_seconds=short_time_flag_seconds
+        [evidence for _key, evidence in pairs],
+        short_time_flag_seconds=short_time_flag_seconds,
+        thresholds=thresholds,
     )
     counts: dict[K, Counter] = {}
     for (key, _evidence), flags in zip(pairs, per_answer):

@@ -29,6 +29,18 @@ _MISSING = {"required": gettext_lazy("is missing.")}
 _MAX_EVENTS = 200
 _MAX_COUNT = 100_000
 _MAX_HIDDEN_MS = 24 * 60 * 60 * 1000
+#: The writing-process counts of :class:`.services.Telemetry` and their upper bounds. An answer
+#: has at most 5,000 characters, but typed ones include those deleted again.
+_WRITING_CAPS = {
+    "typed_chars": _MAX_COUNT * 10,
+    "dropped_chars": _MAX_COUNT * 10,
+    "replaced_chars": _MAX_COUNT * 10,
+    "insertions": _MAX_COUNT * 10,
+    "deletions": _MAX_COUNT * 10,
+    "typing_ms": _MAX_HIDDEN_MS,
+    "largest_insert_chars": _MAX_COUNT * 10,
+    "away_before_paste_ms": _MAX_HIDDEN_MS,
+}
 
 
 class EntryForm(forms.Form):
@@ -103,8 +115,12 @@ def parse_telemetry(raw: str) -> Telemetry:
     """Parse the JSON that ``static/js/flow.js`` puts in the hidden ``client_events`` field.
 
     Shape: ``{"paste_count": int, "paste_chars": int, "hidden_ms": int, "blur_count": int,
-    "events": [{"t": ms since page load, "type": str, ...}]}``. Telemetry is evidence only, so a
-    missing or malformed value gives zeros instead of an error the participant would see.
+    "typed_chars": int, "dropped_chars": int, "replaced_chars": int, "insertions": int,
+    "deletions": int, "typing_ms": int, "largest_insert_chars": int,
+    "away_before_paste_ms": int, "events": [{"t": ms since page load, "type": str, ...}]}``.
+    Telemetry is evidence only, so a missing or malformed value gives zeros instead of an error
+    the participant would see: a negative number is 0, one over its bound is the bound, NaN,
+    Infinity, text or a boolean is 0, unknown fields and events past the 200th are dropped.
     """
     try:
         data = json.loads(raw, parse_constant=_refuse_constant) if raw else {}
@@ -115,7 +131,7 @@ def parse_telemetry(raw: str) -> Telemetry:
 
     def count(name: str, cap: int) -> int:
         value = data.get(name, 0)
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
             return 0
         return int(min(max(value, 0), cap))
 
@@ -137,6 +153,7 @@ def parse_telemetry(raw: str) -> Telemetry:
         hidden_ms=count("hidden_ms", _MAX_HIDDEN_MS),
         blur_count=count("blur_count", _MAX_COUNT),
         events=clean_events,
+        **{name: count(name, cap) for name, cap in _WRITING_CAPS.items()},
     )
 
 
@@ -169,7 +186,10 @@ class AnswerForm(StepForm):
     5,000 characters by default).
     """
 
-    client_events = forms.CharField(widget=forms.HiddenInput, required=False, max_length=40_000)
+    # No length limit of its own: a field too long for the form would refuse the answer, and
+    # telemetry must never do that. The request's size limit (DATA_UPLOAD_MAX_MEMORY_SIZE)
+    # bounds it; flow.js sends at most 200 events.
+    client_events = forms.CharField(widget=forms.HiddenInput, required=False, strip=False)
 
     def __init__(self, *args, position: int, min_chars: int = 1, max_chars: int = 5000, **kwargs):
         super().__init__(*args, **kwargs)

@@ -113,6 +113,27 @@ class TaskResponse(models.Model):
     blur_count = models.PositiveIntegerField(default=0)
     client_events = models.JSONField(default=list, blank=True)
 
+    # The writing process, from the input events' ``inputType`` (static/js/flow.js; never the
+    # keys): characters inserted by typing, by drop and by autocomplete, replacement or any
+    # other insertion that is not a keystroke (dictation, a script); the number of insertions
+    # and deletions; active typing time (ms, pauses over 2 s left out); the largest block
+    # inserted at once; the longest time away (tab hidden or window blurred, ms) that ended
+    # shortly before a paste. All 0 when JavaScript is off (``insertions`` 0 says so).
+    typed_chars = models.PositiveIntegerField(default=0)
+    dropped_chars = models.PositiveIntegerField(default=0)
+    replaced_chars = models.PositiveIntegerField(default=0)
+    insertions = models.PositiveIntegerField(default=0)
+    deletions = models.PositiveIntegerField(default=0)
+    typing_ms = models.PositiveBigIntegerField(default=0)
+    largest_insert_chars = models.PositiveIntegerField(default=0)
+    away_before_paste_ms = models.PositiveBigIntegerField(default=0)
+    # Measured on the server when the answer is saved (participation/writing.py): the share of
+    # the answer found in the texts shown (per mille) and the highest similarity (0-100) to
+    # another participant's answer in the same setting and population. ``None``: not measured
+    # (an answer saved before these existed).
+    shown_overlap_permille = models.PositiveSmallIntegerField(null=True, blank=True)
+    near_duplicate_score = models.PositiveSmallIntegerField(null=True, blank=True)
+
     class Meta:
         ordering = ["participant", "position"]
         constraints = [

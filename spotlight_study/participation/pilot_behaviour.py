@@ -111,15 +111,27 @@ def pilot_training_answer(*, setting: Setting, passes: bool, rng: random.Random)
 
 
 def pilot_telemetry(profile: str, seconds: float, answer: str, rng: random.Random) -> Telemetry:
-    """What the page would report for an answer written in ``seconds``: ``paster`` pastes it
-    whole, ``distracted`` hides the tab most of the time and leaves it often."""
+    """What the page would report for an answer written in ``seconds``: most type it at a
+    human pace (150-350 ms a character, with a few corrections); ``fast`` types it at 5-20 ms a
+    character; ``paster`` pastes it whole after 5-20 s in another window; ``distracted`` hides
+    the tab most of the time, leaves it often and drops the text in from elsewhere."""
     hidden_ms = rng.randint(0, 4000)
     if profile == "distracted":
         hidden_ms = int(seconds * 1000 * rng.uniform(0.6, 0.8))
     pasted = profile == "paster"
+    dropped = profile == "distracted"
+    typed = 0 if pasted or dropped else len(answer) + rng.randint(0, 5)
+    per_char_ms = rng.uniform(5, 20) if profile == "fast" else rng.uniform(150, 350)
     return Telemetry(
         paste_count=1 if pasted else 0,
         paste_chars=len(answer) if pasted else 0,
         hidden_ms=hidden_ms,
         blur_count=rng.randint(0, 2) + (3 if profile == "distracted" else 0),
+        typed_chars=typed,
+        dropped_chars=len(answer) if dropped else 0,
+        insertions=typed or 1,
+        deletions=typed - len(answer) if typed else 0,
+        typing_ms=int(typed * per_char_ms),
+        largest_insert_chars=1 if typed else len(answer),
+        away_before_paste_ms=rng.randint(5_000, 20_000) if pasted else 0,
     )

@@ -43,13 +43,25 @@ OTHER_PARTICIPANT_MESSAGE = gettext_lazy(
 
 @dataclass(frozen=True)
 class Telemetry:
-    """Browser-reported evidence for one task page (all counts >= 0; ``hidden_ms`` in ms)."""
+    """Browser-reported evidence for one task page (all counts >= 0; times in ms).
+
+    The writing process (``typed_chars`` .. ``away_before_paste_ms``) is described on
+    :class:`~.models.TaskResponse`; :func:`.forms.parse_telemetry` clamps every value.
+    """
 
     paste_count: int = 0
     paste_chars: int = 0
     hidden_ms: int = 0
     blur_count: int = 0
     events: list = field(default_factory=list)
+    typed_chars: int = 0
+    dropped_chars: int = 0
+    replaced_chars: int = 0
+    insertions: int = 0
+    deletions: int = 0
+    typing_ms: int = 0
+    largest_insert_chars: int = 0
+    away_before_paste_ms: int = 0
 
 
 def _participant_tag(participant_id: int) -> str:

@@ -64,8 +64,24 @@ _RESPONSES_DOC = {
     "hidden_ms": "milliseconds the tab was hidden while on the page (browser-reported)",
     "blur_count": "times the window lost focus (browser-reported)",
     "serve_count": "times the page was served (refreshes, second tabs)",
+    "typed_chars": "characters typed key by key (input events; browser-reported)",
+    "dropped_chars": "characters dragged and dropped into the answer box (browser-reported)",
+    "replaced_chars": "characters inserted by autocomplete, replacement, dictation or a script "
+    "(browser-reported)",
+    "insertions": "insertions into the answer box (browser-reported; 0: no JavaScript)",
+    "deletions": "deletions in the answer box (browser-reported)",
+    "typing_ms": "active typing time in ms, pauses over 2 s left out (browser-reported)",
+    "largest_insert_chars": "the largest block inserted at once, in characters (browser-reported)",
+    "away_before_paste_ms": "longest time away (tab hidden or window blurred) that ended at most "
+    "30 s before a paste, ms (browser-reported)",
+    "shown_overlap_permille": "share of the answer found in the shown texts, per mille (server; "
+    "empty: not measured)",
+    "near_duplicate_score": "highest similarity 0-100 to another participant's answer in the same "
+    "setting (server, rapidfuzz; empty: not measured)",
     "flags": "quality flags, ;-separated, in this order: very_short_time, pasted, "
-    "long_time_hidden, identical_answer, failed_instruction_check",
+    "long_time_hidden, identical_answer, typed_implausibly_fast, inserted_without_typing, "
+    "copied_from_shown_texts, near_duplicate, hidden_then_pasted, failed_instruction_check "
+    "(evidence, not a verdict: docs/answer-quality.md)",
     "identified": "0/1 from the answer's final annotation label: target difference identified; "
     "empty until a final label exists",
     "other_difference": "0/1 from the final label: at least one tag (another difference named); "

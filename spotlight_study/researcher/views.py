@@ -27,6 +27,7 @@ from spotlight_study.researcher.launch import launch_check
 from spotlight_study.researcher.downloads import results_zip
 from spotlight_study.researcher.forms import MonitorFilterForm
 from spotlight_study.researcher import monitor as monitor_selectors
+from spotlight_study.researcher.participant_evidence import participant_evidence
 from spotlight_study.researcher.planning import study_plan
 from spotlight_study.researcher.selectors import study_home_rows
 from spotlight_study.researcher.services import (
@@ -172,6 +173,17 @@ def monitor(request: HttpRequest, slug: str) -> HttpResponse:
     study = study_get_or_404(slug=slug)
     context, status = _monitor_context(request, study)
     return render(request, "researcher/monitor.html", context, status=status)
+
+
+@researcher_required
+def participant_detail(request: HttpRequest, slug: str, pseudonym: str) -> HttpResponse:
+    """One participant's answers with their writing-process evidence and flags, by export
+    pseudonym; 404 for an unknown one."""
+    study = study_get_or_404(slug=slug)
+    evidence = participant_evidence(study=study, pseudonym=pseudonym)
+    if evidence is None:
+        raise Http404("No participant of this study has that pseudonym.")
+    return render(request, "researcher/participant.html", {"study": study, "evidence": evidence})
 
 
 @researcher_required

@@ -25,10 +25,16 @@ from spotlight_study.studies.models import Setting, Study
 #: The demographic columns of ``participants.csv``, from Prolific's demographic export
 #: (``manage.py prolific_demographics``); empty where not fetched or not answered.
 DEMOGRAPHIC_COLUMNS = list(DEMOGRAPHIC_FIELDS)
+#: The writing-process evidence of an answer (participation/models.py, TaskResponse), as stored.
+WRITING_COLUMNS = [
+    "typed_chars", "dropped_chars", "replaced_chars", "insertions", "deletions", "typing_ms",
+    "largest_insert_chars", "away_before_paste_ms", "shown_overlap_permille",
+    "near_duplicate_score",
+]
 RESPONSES_COLUMNS = [
     "participant", "setting", "condition", "position", "cell", "answer", "served_at", "answered_at",
     "time_on_task_ms", "paste_count", "paste_chars", "hidden_ms", "blur_count", "serve_count",
-    "flags", "identified", "other_difference", "no_difference", "excluded", "exclusion_reason",
+    *WRITING_COLUMNS, "flags", "identified", "other_difference", "no_difference", "excluded", "exclusion_reason",
     "label_source", "is_pilot",
 ]
 SURVEY_COLUMNS = ["participant", "condition", "item", "response", "is_pilot"]
@@ -164,6 +170,7 @@ def _response_row(
         quality_flags.evidence_of(r, instruction_check_passed=p.instruction_check_passed),
         short_time_flag_seconds=study.short_time_flag_seconds,
         identical=quality_flags.normalize_answer(r.answer) in repeated,
+        thresholds=quality_flags.thresholds_of(study),
     )
     return {
         "participant": pseudonym,
@@ -180,6 +187,7 @@ def _response_row(
         "hidden_ms": r.hidden_ms,
         "blur_count": r.blur_count,
         "serve_count": r.serve_count,
+        **{name: "" if getattr(r, name) is None else getattr(r, name) for name in WRITING_COLUMNS},
         "flags": ";".join(flags),
         **_labels(final),
         "excluded": 1 if reason else 0,

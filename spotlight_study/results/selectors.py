@@ -34,7 +34,9 @@ PARTICIPANT_FIELDS = (
 RESPONSE_FIELDS = (
     "pk", "participant_id", "condition", "position", "answer", "served_at", "answered_at",
     "time_on_task_ms", "paste_count", "paste_chars", "hidden_ms", "blur_count", "serve_count",
-    "setting__key", "setting__kind",
+    "typed_chars", "dropped_chars", "replaced_chars", "insertions", "deletions", "typing_ms",
+    "largest_insert_chars", "away_before_paste_ms", "shown_overlap_permille",
+    "near_duplicate_score", "setting__key", "setting__kind",
 )
 
 

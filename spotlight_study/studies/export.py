@@ -24,6 +24,7 @@ from .errors import StudyFileError
 from .models import Setting, Study, TokenPattern
 from .schema import (
     AnnotationSerializer,
+    AnswerFlagsSerializer,
     AnnotationSettingSerializer,
     CompletionCodesSerializer,
     PatternSerializer,
@@ -177,6 +178,8 @@ def study_file_data(study: Study) -> dict[str, Any]:
         "min_answer_chars": lambda: study.min_answer_chars,
         "max_answer_chars": lambda: study.max_answer_chars,
         "short_time_flag_seconds": lambda: study.short_time_flag_seconds,
+        # Stored as set; the defaults fill what a study file left out.
+        "answer_flags": lambda: _stored(AnswerFlagsSerializer(), study.answer_flag_thresholds or {}),
         "failed_check_policy": lambda: study.failed_check_policy,
         "instruction_check_attempts": lambda: study.instruction_check_attempts,
         "holding_flags": lambda: list(study.holding_flags),

@@ -105,6 +105,9 @@ class Study(models.Model):
         blank=True,
         help_text="Quality flags that hold a submission back from bulk approval for a manual look.",
     )
+    # The thresholds of the writing-process flags (participation/flags.py, FlagThresholds):
+    # ``{name: number}``, only the ones the study file sets; the others take their defaults.
+    answer_flag_thresholds = models.JSONField(default=dict, blank=True)
     conditions = models.JSONField(
         default=list, help_text='Condition values, e.g. ["no_pattern", "pattern"].'
     )

@@ -187,6 +187,21 @@ class AnnotationSerializer(serializers.Serializer):
     )
 
 
+class AnswerFlagsSerializer(serializers.Serializer):
+    """The optional ``answer_flags`` section: thresholds of the writing-process flags.
+
+    The defaults are ``FlagThresholds`` of spotlight_study/participation/flags.py (a test keeps
+    them equal; this app may not import that one). Shares are of the answer's characters (0-1),
+    the similarity is rapidfuzz's ``fuzz.ratio`` (0-100; at least 70, the lowest one recorded).
+    """
+
+    typed_chars_per_minute_max = serializers.IntegerField(min_value=100, max_value=100_000, default=1500)
+    inserted_without_typing_share = serializers.FloatField(min_value=0.01, max_value=1, default=0.3)
+    copied_from_shown_texts_share = serializers.FloatField(min_value=0.05, max_value=1, default=0.5)
+    near_duplicate_similarity = serializers.IntegerField(min_value=70, max_value=100, default=90)
+    away_before_paste_seconds = serializers.IntegerField(min_value=1, max_value=3600, default=3)
+
+
 #: Slugs that name platform pages under /researcher/ and so cannot name a study.
 RESERVED_SLUGS = frozenset({"team"})
 
@@ -214,6 +229,7 @@ class StudyFileSerializer(serializers.Serializer):
     min_answer_chars = serializers.IntegerField(min_value=1, max_value=5000, default=1)
     max_answer_chars = serializers.IntegerField(min_value=10, max_value=5000, default=5000)
     short_time_flag_seconds = serializers.IntegerField(min_value=0, max_value=3600, default=20)
+    answer_flags = AnswerFlagsSerializer(required=False)
     failed_check_policy = serializers.ChoiceField(
         choices=Study.FailedCheckPolicy.values,
         default=Study.FailedCheckPolicy.CONTINUE_AND_FLAG,

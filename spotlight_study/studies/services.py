@@ -13,7 +13,7 @@ from .errors import StudyImportError
 from .freeze import frozen_message, study_freeze_reason
 from .languages import default_task_prompt
 from .models import Setting, Study, TokenPattern
-from .schema import parse_study_file, validate_study_data
+from .schema import AnswerFlagsSerializer, parse_study_file, validate_study_data
 
 
 def _create_setting(
@@ -67,6 +67,14 @@ class StudyImportOutcome:
     study: Study
     pilot_participants_removed: int = 0
     unconsented_arrivals_removed: int = 0
+
+
+def _flag_thresholds(section: dict | None) -> dict:
+    """Every threshold of the ``answer_flags`` section, its defaults filled in (a study file
+    without the section stores the defaults, as its exported file states them)."""
+    fields = AnswerFlagsSerializer().fields
+    section = section or {}
+    return {name: section.get(name, field.default) for name, field in fields.items()}
 
 
 def study_import(
@@ -175,6 +183,7 @@ def study_import_outcome(
         min_answer_chars=clean["min_answer_chars"],
         max_answer_chars=clean["max_answer_chars"],
         short_time_flag_seconds=clean["short_time_flag_seconds"],
+        answer_flag_thresholds=_flag_thresholds(clean.get("answer_flags")),
         failed_check_policy=clean["failed_check_policy"],
         instruction_check_attempts=clean["instruction_check_attempts"],
         holding_flags=list(clean["holding_flags"]),

@@ -4,7 +4,10 @@
 // 2. After Back or Forward to a history entry that showed an earlier step, say that step is
 //    saved and which one this is (participation/page_place.py).
 // 3. On a task form (marked data-telemetry), add browser evidence to the hidden client_events
-//    field: pastes, time with the tab hidden, focus lost; and keep the character counter.
+//    field: pastes, time with the tab hidden, focus lost, and how the text came into the box,
+//    from each input event's inputType (typed, pasted, dropped, inserted otherwise), never the
+//    keys themselves; and keep the character counter. Nothing is sent while typing: the field
+//    is filled in on submit (and when the page is hidden), so a keystroke costs no request.
 // 4. The survey's error summary links to the first refused question's first option: show the
 //    question's text with it, not only the option (the browser would scroll the option to the top).
 // Its words come from the page, in the study's language (data-place-note on <main>,
@@ -71,15 +74,27 @@
   var answer = form.querySelector("textarea[data-answer]");
   var counter = document.getElementById("answer-counter");
   var t0 = Date.now();
-  var state = { paste_count: 0, paste_chars: 0, hidden_ms: 0, blur_count: 0, events: [] };
+  var state = { paste_count: 0, paste_chars: 0, hidden_ms: 0, blur_count: 0, events: [],
+                typed_chars: 0, dropped_chars: 0, replaced_chars: 0, insertions: 0, deletions: 0,
+                typing_ms: 0, largest_insert_chars: 0, away_before_paste_ms: 0 };
+  var COUNTS = ["paste_count", "paste_chars", "hidden_ms", "blur_count", "typed_chars",
+                "dropped_chars", "replaced_chars", "insertions", "deletions", "typing_ms",
+                "largest_insert_chars", "away_before_paste_ms"];
   var MAX_EVENTS = 200;
+  // A gap between keystrokes longer than this is a pause, not typing time.
+  var PAUSE_MS = 2000;
+  // A keystroke inserts one character (two for a surrogate pair, a dead key's pair); more at
+  // once is a block (autocomplete, dictation, a script).
+  var TYPED_BLOCK_MAX = 3;
+  // A paste this soon after the participant came back to the page follows their time away.
+  var RECENT_AWAY_MS = 30000;
 
   // After a refused submit the server sends back what this page had recorded so far; continue
   // from it so that, e.g., a paste before an over-long answer is not forgotten.
   if (field && field.value) {
     try {
       var kept = JSON.parse(field.value);
-      ["paste_count", "paste_chars", "hidden_ms", "blur_count"].forEach(function (k) {
+      COUNTS.forEach(function (k) {
         if (typeof kept[k] === "number" && kept[k] > 0) { state[k] = kept[k]; }
       });
       if (Array.isArray(kept.events)) { state.events = kept.events.slice(0, MAX_EVENTS); }
@@ -89,6 +104,15 @@
     } catch (e) { /* malformed: start afresh */ }
   }
   var hiddenSince = document.hidden ? Date.now() : null;
+  // Away: the tab hidden or the window without focus (another window in front of it).
+  var awaySince = null;
+  var lastAway = null; // { ms: length of the last time away, back: when it ended }
+  function awayStarts() { if (awaySince === null) { awaySince = Date.now(); } }
+  function awayEnds() {
+    if (awaySince === null || document.hidden) { return; }
+    lastAway = { ms: Date.now() - awaySince, back: Date.now() };
+    awaySince = null;
+  }
 
   function log(type, extra) {
     if (state.events.length >= MAX_EVENTS) { return; }
@@ -104,22 +128,69 @@
   document.addEventListener("visibilitychange", function () {
     if (document.hidden) {
       hiddenSince = Date.now();
+      awayStarts();
       log("hidden");
     } else if (hiddenSince !== null) {
       state.hidden_ms += Date.now() - hiddenSince;
       hiddenSince = null;
+      awayEnds();
       log("visible");
     }
     save();
   });
-  window.addEventListener("blur", function () { state.blur_count += 1; log("blur"); save(); });
+  window.addEventListener("blur", function () { state.blur_count += 1; awayStarts(); log("blur"); save(); });
+  window.addEventListener("focus", function () { awayEnds(); });
   if (answer) {
     answer.addEventListener("paste", function (ev) {
-      var text = (ev.clipboardData || window.clipboardData).getData("text") || "";
+      var data = ev.clipboardData || window.clipboardData;
+      var text = (data && data.getData("text")) || "";
       state.paste_count += 1;
       state.paste_chars += text.length;
+      awayEnds();
+      if (lastAway && Date.now() - lastAway.back <= RECENT_AWAY_MS && lastAway.ms > state.away_before_paste_ms) {
+        state.away_before_paste_ms = lastAway.ms;
+      }
       log("paste", { chars: text.length });
       save();
+    });
+    // How each change came: beforeinput sees the box before it (its length and selection, which
+    // the change replaces), input after it; the difference is what was inserted.
+    var lastLen = answer.value.length;
+    var before = null;
+    var lastKeyAt = null;
+    var keystroke = function (now) {
+      if (lastKeyAt !== null && now - lastKeyAt <= PAUSE_MS) { state.typing_ms += now - lastKeyAt; }
+      lastKeyAt = now;
+    };
+    answer.addEventListener("beforeinput", function () {
+      before = { len: answer.value.length, sel: Math.abs((answer.selectionEnd || 0) - (answer.selectionStart || 0)) };
+    });
+    answer.addEventListener("input", function (ev) {
+      var type = typeof ev.inputType === "string" ? ev.inputType : "";
+      var len = answer.value.length;
+      var inserted = Math.max(0, len - (before ? before.len - before.sel : lastLen));
+      before = null;
+      lastLen = len;
+      var now = Date.now();
+      if (type.indexOf("delete") === 0) { state.deletions += 1; keystroke(now); return; }
+      if (inserted === 0) { return; }
+      state.insertions += 1;
+      if (inserted > state.largest_insert_chars) { state.largest_insert_chars = inserted; }
+      if (type === "insertFromPaste" || type === "insertFromPasteAsQuotation") {
+        return; // counted by the paste event
+      }
+      if (type === "insertFromDrop") {
+        state.dropped_chars += inserted;
+        log("drop", { chars: inserted });
+      } else if ((type === "insertText" || type === "insertLineBreak" || type === "insertParagraph" ||
+                  type === "insertCompositionText") && inserted <= TYPED_BLOCK_MAX) {
+        state.typed_chars += inserted;
+        keystroke(now);
+      } else {
+        // Autocomplete, spelling replacement, dictation, undo of a deletion, a script.
+        state.replaced_chars += inserted;
+        log("insert", { chars: inserted });
+      }
     });
     var max = parseInt(answer.getAttribute("maxlength") || "0", 10);
     // number() writes the counter's numbers as the limit line above it does ("5,000" in English,

@@ -8,6 +8,7 @@ from django.test import Client
 from spotlight_study.annotation.models import Item
 from spotlight_study.annotation.services.labels import label_save
 from spotlight_study.annotation.services.queue import assignment_next
+from spotlight_study.participation.flags import WRITING_FLAG_KEYS
 from spotlight_study.participation.models import Participant, TaskResponse
 from spotlight_study.participation.selectors import participant_pseudonym
 
@@ -144,8 +145,9 @@ def test_canary_never_reaches_an_annotator(canary_study, annotators):
         "codebook",
     }
     assert set(api_item["quality"]) == {
-        "paste_chars", "very_short_time", "long_time_hidden", "identical_answer",
+        "paste_chars", "very_short_time", "long_time_hidden", "identical_answer", "writing_flags",
     }
+    assert set(api_item["quality"]["writing_flags"]) <= set(WRITING_FLAG_KEYS)
     the_item = Item.objects.get(public_id=api_item["id"])
     # The setting's definition order, not the participant's shuffled order.
     assert api_item["group1"] == the_item.setting.group1_texts

@@ -120,10 +120,13 @@ def test_bad_review_keys_are_refused_with_a_message(db, demo_data, key, value, m
 
 
 def test_review_keys_default_and_round_trip(db, demo_data):
-    """Defaults: one attempt, holding on `pasted`; both keys are exported as imported."""
+    """Defaults: one attempt, holding on the writing-process flags but `near_duplicate`; both keys
+    are exported as imported."""
     study_import(data=demo_data)
     study = study_get_with_settings(slug=demo_data["slug"])
-    assert (study.instruction_check_attempts, study.holding_flags) == (1, ["pasted"])
+    assert (study.instruction_check_attempts, study.holding_flags) == (1, [
+        "pasted", "typed_implausibly_fast", "inserted_without_typing", "copied_from_shown_texts",
+        "hidden_then_pasted"])
     demo_data.update(instruction_check_attempts=2, holding_flags=["pasted", "identical_answer"], slug="copy-two")
     study_import(data=demo_data)
     data = study_file_data(study_get_with_settings(slug="copy-two"))

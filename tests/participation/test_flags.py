@@ -59,10 +59,11 @@ def test_identical_answer_ignores_case_and_spacing_and_counts_own_answers():
 
 
 def test_flags_come_in_one_order_and_the_check_can_be_left_out():
-    """All five flags in FLAG_KEYS order; the annotator's evidence leaves out the check."""
+    """All ten flags in FLAG_KEYS order; the annotator's evidence leaves out the check."""
     evidence = AnswerEvidence(
-        answer="x", time_on_task_ms=1_000, paste_count=1, hidden_ms=60_000,
-        instruction_check_passed=False,
+        answer="x" * 40, time_on_task_ms=1_000, paste_count=1, hidden_ms=60_000,
+        instruction_check_passed=False, typed_chars=40, typing_ms=100, dropped_chars=20,
+        shown_overlap_permille=900, near_duplicate_score=95, away_before_paste_ms=10_000,
     )
     assert flags.answer_flags(evidence, short_time_flag_seconds=20, identical=True) == list(flags.FLAG_KEYS)
     assert "failed_instruction_check" not in flags.answer_flags(
@@ -87,6 +88,7 @@ def test_flag_counts_count_answers_and_participants_and_checks_without_answers()
         "pasted": (2, 1),
         "long_time_hidden": (0, 0),
         "identical_answer": (2, 2),
+        **{key: (0, 0) for key in flags.WRITING_FLAG_KEYS if key != "pasted"},
         "failed_instruction_check": (0, 1),
     }
 
@@ -166,8 +168,10 @@ def test_annotator_evidence_agrees_with_the_export(demo_study, tmp_path):
         blind = blind_item(item)
         shown = {
             key for key in ("very_short_time", "long_time_hidden", "identical_answer") if getattr(blind, key)
-        }
-        assert shown == exported[blind.answer] - {"pasted", "failed_instruction_check"}
+        } | set(blind.writing_flags)
+        assert shown == exported[blind.answer] - {"failed_instruction_check"} - (
+            {"pasted"} - set(blind.writing_flags)
+        )
         assert ("pasted" in exported[blind.answer]) == (blind.paste_chars > 0)
         seen += 1
     assert seen == 5

@@ -56,7 +56,7 @@ def test_sql_flags_equal_the_python_predicates_at_every_boundary(demo_study):
         "time_on_task_ms", "paste_count", "paste_chars", "hidden_ms", *columns.values()
     )
     assert len(rows) == len(grid)
-    for time_ms, count, chars, hidden, short, pasted, long_hidden in rows:
+    for time_ms, count, chars, hidden, short, pasted, long_hidden, *_writing in rows:
         assert bool(short) is flags.is_very_short_time(time_ms, seconds), (time_ms,)
         assert bool(pasted) is flags.is_pasted(count, chars), (count, chars)
         assert bool(long_hidden) is flags.is_long_time_hidden(hidden, time_ms), (hidden, time_ms)

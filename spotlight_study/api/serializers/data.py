@@ -59,7 +59,10 @@ class ResponseSerializer(serializers.ModelSerializer):
         fields = [
             "participant", "setting", "kind", "condition", "position", "cell", "answer",
             "served_at", "answered_at", "time_on_task_ms", "paste_count", "paste_chars",
-            "hidden_ms", "blur_count", "serve_count", "identified", "other_difference",
+            "hidden_ms", "blur_count", "serve_count", "typed_chars", "dropped_chars",
+            "replaced_chars", "insertions", "deletions", "typing_ms", "largest_insert_chars",
+            "away_before_paste_ms", "shown_overlap_permille", "near_duplicate_score",
+            "identified", "other_difference",
             "no_difference", "flags", "excluded", "exclusion_reason", "is_pilot",
         ]
         read_only_fields = fields
@@ -87,7 +90,7 @@ class ResponseSerializer(serializers.ModelSerializer):
         return None if final is None else bool(final.no_difference)
 
     def get_flags(self, obj) -> list[str] | None:
-        """``pasted``, ``very_short_time``, ``identical_answer``, ``failed_instruction_check``."""
+        """The answer's flags as ``responses.csv`` has them (participation/flags.py order)."""
         row = self._row(obj)
         return None if row is None else [f for f in row["flags"].split(";") if f]
 

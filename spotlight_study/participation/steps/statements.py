@@ -117,8 +117,11 @@ TASK_SERVED_SQL = (
     'INSERT INTO "participation_taskresponse" ("participant_id", "setting_id", "position", '
     '"condition", "group1_order", "group2_order", "pattern_ids", "served_at", '
     '"last_served_at", "serve_count", "answer", "answered_at", "time_on_task_ms", "paste_count", '
-    '"paste_chars", "hidden_ms", "blur_count", "client_events") '
-    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+    '"paste_chars", "hidden_ms", "blur_count", "client_events", "typed_chars", "dropped_chars", '
+    '"replaced_chars", "insertions", "deletions", "typing_ms", "largest_insert_chars", '
+    '"away_before_paste_ms", "shown_overlap_permille", "near_duplicate_score") '
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+    "%s, %s, %s, %s, %s, %s, %s, %s) "
     'ON CONFLICT ("participant_id", "position") DO UPDATE SET '
     '"last_served_at" = EXCLUDED."last_served_at", '
     '"serve_count" = "participation_taskresponse"."serve_count" + 1 '
@@ -138,13 +141,19 @@ _SERVED = PreparedUpsert(
 ANSWER_SAVED_SQL = (
     'UPDATE "participation_taskresponse" SET "answer" = %s, "answered_at" = %s, '
     '"time_on_task_ms" = %s, "paste_count" = %s, "paste_chars" = %s, "hidden_ms" = %s, '
-    '"blur_count" = %s, "client_events" = %s '
+    '"blur_count" = %s, "client_events" = %s, "typed_chars" = %s, "dropped_chars" = %s, '
+    '"replaced_chars" = %s, "insertions" = %s, "deletions" = %s, "typing_ms" = %s, '
+    '"largest_insert_chars" = %s, "away_before_paste_ms" = %s, '
+    '"shown_overlap_permille" = %s, "near_duplicate_score" = %s '
     'WHERE "participant_id" = %s AND "position" = %s AND "answered_at" IS NULL'
 )
 _ANSWERED = PreparedUpdate(
     TaskResponse,
     set_fields=["answer", "answered_at", "time_on_task_ms", "paste_count", "paste_chars",
-                "hidden_ms", "blur_count", "client_events"],
+                "hidden_ms", "blur_count", "client_events", "typed_chars", "dropped_chars",
+                "replaced_chars", "insertions", "deletions", "typing_ms",
+                "largest_insert_chars", "away_before_paste_ms", "shown_overlap_permille",
+                "near_duplicate_score"],
     where_fields=["participant", "position"],
     where_null=["answered_at"],
 )

@@ -21,6 +21,7 @@ from ..models import TaskResponse
 from ..pilot_behaviour import pilot_answer, pilot_telemetry, pilot_training_answer
 from ..selectors import TaskPage
 from ..services import STALE_MESSAGE, Telemetry, instruction_check_passes
+from .. import writing
 from . import statements
 from .spec import Outcome, PilotTurn, PreviewPage, StepSpec, Turn, advance, current_task, enter
 
@@ -138,6 +139,10 @@ def answer_save(turn: Turn, *, answer: str, telemetry: Telemetry) -> Outcome | N
         # Posted without the page having been served (e.g. a crafted request): time starts now.
         task_serve(participant=p, study=plan, now=now, task=turn.task)
         served_at = now
+    # Measured once here, so that no page compares texts (participation/writing.py).
+    near_duplicate, _raised = writing.near_duplicate_record(
+        answer=answer, setting_id=setting.pk, participant_id=p.pk, is_pilot=p.is_pilot
+    )
     saved = statements.answer_saved(
         participant_id=p.pk,
         position=position,
@@ -150,6 +155,18 @@ def answer_save(turn: Turn, *, answer: str, telemetry: Telemetry) -> Outcome | N
             "hidden_ms": telemetry.hidden_ms,
             "blur_count": telemetry.blur_count,
             "client_events": telemetry.events,
+            "typed_chars": telemetry.typed_chars,
+            "dropped_chars": telemetry.dropped_chars,
+            "replaced_chars": telemetry.replaced_chars,
+            "insertions": telemetry.insertions,
+            "deletions": telemetry.deletions,
+            "typing_ms": telemetry.typing_ms,
+            "largest_insert_chars": telemetry.largest_insert_chars,
+            "away_before_paste_ms": telemetry.away_before_paste_ms,
+            "shown_overlap_permille": writing.shown_overlap_permille(
+                answer, (*setting.group1_texts, *setting.group2_texts)
+            ),
+            "near_duplicate_score": near_duplicate,
         },
     )
     if not saved:
@@ -238,6 +255,9 @@ def main_task_pilot(pt: PilotTurn) -> dict | None:
     task = p.cell_plan[p.task_index]
     setting = next(s for s in main_settings(pt.study) if s.key == task["setting"])
     text = pilot_answer(setting=setting, condition=task["condition"], rng=pt.rng)
+    if pt.profile == "paster" and p.task_index == 0:
+        # Pastes one of the shown texts instead of an answer (copied_from_shown_texts).
+        text = pt.rng.choice([*setting.group1_texts, *setting.group2_texts]) or text
     return _pilot_answer(pt, text, pt.seconds["tasks"][p.task_index])
 
 

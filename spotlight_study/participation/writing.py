@@ -1,0 +1,111 @@
+"""The server's measures of an answer's writing, taken once when the answer is saved.
+
+Two numbers join the browser's (:class:`.services.Telemetry`) on the ``TaskResponse`` row, so
+that the flags of :mod:`.flags` read them as columns and no page compares texts on a request:
+
+- :func:`shown_overlap_permille`: the share of the answer found in the texts the participant
+  was shown (both groups of the setting), per mille;
+- :func:`near_duplicate_scores`: the answer's similarity (0-100) to the other participants'
+  answers in the same setting and population (real or pilot).
+
+Both use rapidfuzz (a maintained C++ library of string metrics), on the texts as
+:func:`.flags.normalize_answer` writes them (whitespace collapsed, case folded).
+
+A similarity is symmetric, so the save records it on both answers: the new answer gets its
+highest score, and an earlier answer whose score the new one beats is raised to it
+(:func:`near_duplicate_record`). Each answer then holds its highest similarity to any other
+saved answer, and a study may change its threshold later without a new comparison. Two answers
+saved at the same instant do not see each other (each save reads the committed answers); a
+participant's erasure leaves the scores it raised (both are evidence only: docs/answer-quality.md).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.db.models import Q
+from rapidfuzz import fuzz, process
+from rapidfuzz.distance import Indel
+
+from .flags import normalize_answer
+from .models import TaskResponse
+
+#: A run of at least this many characters in common with a shown text counts as copied; a
+#: shorter one is a quoted word or phrase, which answers describing the texts use.
+COPIED_BLOCK_MIN_CHARS = 12
+#: Similarities under this (0-100) are not recorded: the study file's
+#: ``near_duplicate_similarity`` may not be set below it. Two answers describing the same
+#: texts in their own words rarely reach 70.
+NEAR_DUPLICATE_FLOOR = 70
+
+
+def shown_overlap_permille(answer: str, shown_texts: Iterable[str]) -> int:
+    """The share of ``answer``'s characters (0-1000, per mille) that lie in a run of at least
+    :data:`COPIED_BLOCK_MIN_CHARS` characters shared with one of ``shown_texts``.
+
+    The runs are the matching blocks of rapidfuzz's longest-common-subsequence alignment
+    (``Indel.opcodes``) of the answer with each text; a character covered by runs of several
+    texts counts once. A lightly edited copy keeps most of its runs; an answer in its own words
+    has none of that length. 0 for an empty answer.
+    """
+    text = normalize_answer(answer)
+    if not text:
+        return 0
+    covered = bytearray(len(text))
+    for shown in shown_texts:
+        other = normalize_answer(shown)
+        if len(other) < COPIED_BLOCK_MIN_CHARS:
+            continue
+        for block in Indel.opcodes(text, other).as_matching_blocks():
+            if block.size >= COPIED_BLOCK_MIN_CHARS:
+                covered[block.a:block.a + block.size] = b"\x01" * block.size
+    return sum(covered) * 1000 // len(text)
+
+
+def near_duplicate_scores(answer: str, others: list[tuple[int, str]]) -> dict[int, int]:
+    """``{row id: similarity}`` of ``answer`` with each of ``others`` (``(row id, text)``)
+    whose similarity is at least :data:`NEAR_DUPLICATE_FLOOR`.
+
+    The similarity is rapidfuzz's ``fuzz.ratio`` (the normalized Indel similarity, 0-100,
+    rounded down) of the normalized texts; ``process.cdist`` skips pairs whose lengths alone
+    rule out the floor, so a long answer is compared only with answers of similar length.
+    """
+    if not others:
+        return {}
+    text = normalize_answer(answer)
+    scores = process.cdist(
+        [text],
+        [normalize_answer(other) for _pk, other in others],
+        scorer=fuzz.ratio,
+        score_cutoff=NEAR_DUPLICATE_FLOOR,
+        dtype="uint8",
+        workers=1,
+    )[0]
+    return {pk: int(score) for (pk, _text), score in zip(others, scores) if score}
+
+
+def near_duplicate_record(
+    *, answer: str, setting_id: int, participant_id: int, is_pilot: bool
+) -> tuple[int, dict[int, int]]:
+    """The new answer's ``near_duplicate_score`` and the earlier answers it raises.
+
+    Reads the saved answers of the other participants in setting ``setting_id`` and the same
+    population (one query), scores them (:func:`near_duplicate_scores`) and raises the stored
+    score of each earlier answer that the new one beats (one ``UPDATE`` per such answer; most
+    answers resemble none). Returns ``(score, {row id: score})``: the highest similarity (0
+    when none reaches the floor) and the rows scored at or above the floor (each now holds at
+    least its score). Run inside the answer's transaction.
+    """
+    others = list(
+        TaskResponse.objects.filter(
+            setting_id=setting_id, answered_at__isnull=False, participant__is_pilot=is_pilot
+        )
+        .exclude(participant_id=participant_id)
+        .order_by()
+        .values_list("pk", "answer")
+    )
+    scores = near_duplicate_scores(answer, others)
+    for pk, score in scores.items():
+        TaskResponse.objects.filter(
+            Q(near_duplicate_score__isnull=True) | Q(near_duplicate_score__lt=score), pk=pk
+        ).update(near_duplicate_score=score)
+    return max(scores.values(), default=0), scores
