@@ -7,8 +7,6 @@ import json
 import logging
 import os
 import re
-import subprocess
-import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -22,7 +20,8 @@ from spotlight_study.log_scrubbing import (
     scrub_sentry_event,
 )
 
-from ..conftest import REPO, new_id
+from ..conftest import new_id
+from ..processes import run_python
 from .conftest import csrf_token
 
 
@@ -189,7 +188,7 @@ def test_sentry_reports_are_scrubbed_when_sentry_dsn_is_set():
         "DJANGO_SETTINGS_MODULE": "spotlight_study.settings",
     }
     try:
-        result = subprocess.run([sys.executable, "-c", script], cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
+        result = run_python("-c", script, env=env, timeout=60)
     finally:
         server.shutdown()
     assert result.returncode == 0, result.stderr
