@@ -10,6 +10,9 @@ if [ -z "$UV" ]; then
   python3 -m venv "$tools" && "$tools/bin/python" -m pip install --quiet uv
   UV="$tools/bin/uv"
 fi
+# Start from the current pins (uv keeps a pin that still satisfies pyproject.toml), so adding one
+# dependency does not move every other one; ./scripts/lock.sh --upgrade moves them all.
+grep -v '^# ' requirements.lock > requirements.lock.tmp || true
 "$UV" pip compile pyproject.toml --extra dev --universal --generate-hashes \
   --python-version 3.11 --no-header -o requirements.lock.tmp --quiet "$@" >/dev/null
 {

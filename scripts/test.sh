@@ -2,6 +2,8 @@
 # README command 2: install everything and run the whole test suite.
 # Uses DATABASE_URL if set (e.g. postgres://postgres@127.0.0.1:5432/spotlight), else SQLite.
 # PYTHON_VERSION=3.13 VENV=.venv313 ./scripts/test.sh runs it on another Python (3.11 to 3.13).
+# Runs on every CPU (TEST_WORKERS=N for N workers); ./scripts/test.sh -m "not slow" skips the
+# slow tests (browsers, servers, subprocesses), which CI always runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/bootstrap.sh
@@ -11,4 +13,6 @@ if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = "0" ] && command -v apt-get >/de
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
     || echo "Could not install chromium; browser tests will be skipped outside CI."
 fi
-exec "$VENV/bin/python" -m pytest "$@"
+# In parallel (pytest-xdist), one test database per worker; whole files per worker, so a module's
+# fixtures (a browser, a server) start once. TEST_WORKERS=0 runs in this one process.
+exec "$VENV/bin/python" -m pytest -n "${TEST_WORKERS:-auto}" --dist loadfile "$@"

@@ -30,15 +30,57 @@ hypothesis.settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 
 def pytest_configure(config):
-    """Draw the suite's seed once (``TEST_SEED`` in the environment repeats a run's draw)."""
+    """Draw the suite's seed once (``TEST_SEED`` in the environment repeats a run's draw).
+
+    Under pytest-xdist the controller draws it and hands it to every worker
+    (:func:`pytest_configure_node`), so one printed seed repeats the whole parallel run.
+    """
+    worker_input = getattr(config, "workerinput", None)
+    if worker_input is not None and "spotlight_test_seed" in worker_input:
+        config.spotlight_test_seed = worker_input["spotlight_test_seed"]
+        return
     raw = os.environ.get("TEST_SEED", "").strip()
     config.spotlight_test_seed = int(raw) if raw.isdigit() else secrets.randbelow(2**32)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """Give an xdist worker the controller's seed (a hook of pytest-xdist, controller side)."""
+    node.workerinput["spotlight_test_seed"] = node.config.spotlight_test_seed
 
 
 def pytest_report_header(config):
     """Print the seed at the top of every run, so a failure can be repeated with it."""
     seed = config.spotlight_test_seed
     return f"test seed: {seed} (repeat a run's random choices with TEST_SEED={seed})"
+
+
+#: Fixtures that start a browser, a server, a worker or a Redis of their own: a test using one
+#: is ``slow`` (seconds, not milliseconds).
+SLOW_FIXTURES = frozenset({
+    "browser", "page", "live_server", "procfile_server", "serve_sh_server", "own_redis",
+    "celery_worker_process", "cache_outage_server", "limited_procfile_server",
+})
+#: Test files whose every test starts processes (servers, deploys, backups, workers, generated
+#: API requests by the hundred): all ``slow``.
+SLOW_FILES = frozenset({
+    "tests/test_deploy.py", "tests/test_deploy_kit.py", "tests/test_backup.py",
+    "tests/test_health.py", "tests/bench/test_load_smoke.py", "tests/studies/test_hostile_files.py",
+    "tests/api/test_schemathesis.py", "tests/stimuli/test_jobs_resume_by_themselves.py",
+    "tests/stimuli/test_generation_restart.py", "tests/stimuli/test_broker_outage.py",
+    "tests/annotation/test_llm_worker.py",
+})
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark ``slow`` every test that starts a process (:data:`SLOW_FIXTURES`,
+    :data:`SLOW_FILES`, the ``browser`` marker). CI runs them all; locally
+    ``-m "not slow"`` leaves them out."""
+    for item in items:
+        path = Path(str(item.fspath)).resolve().relative_to(REPO).as_posix()
+        if (path in SLOW_FILES or item.get_closest_marker("browser") is not None
+                or SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ()))):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(autouse=True)
@@ -68,10 +110,16 @@ def new_id() -> str:
     return secrets.token_hex(12)
 
 
+@pytest.fixture(scope="session")
+def _demo_data_parsed() -> dict:
+    """The demo study file, parsed once per worker (about 0.1 s a parse; never handed out)."""
+    return parse_study_file(DEMO_FILE)
+
+
 @pytest.fixture
-def demo_data() -> dict:
+def demo_data(_demo_data_parsed) -> dict:
     """The demo study file, parsed (a fresh copy each time, safe to modify)."""
-    return copy.deepcopy(parse_study_file(DEMO_FILE))
+    return copy.deepcopy(_demo_data_parsed)
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ import pytest
 from django.db import connection
 
 from .conftest import REPO, Walker
+from .processes import run_python
 from .pgcluster import Cluster, postgres_bindir
 
 # Ports of this test's own PostgreSQL cluster and uWSGI server (never the shared 5432).
@@ -116,7 +117,8 @@ def test_other_methods_are_refused(client, db):
 
 
 def _get(path: str) -> httpx.Response:
-    return httpx.get(f"http://127.0.0.1:{SERVER_PORT}{path}", timeout=15)
+    # Generous: on a machine busy with the rest of the suite, uWSGI's first answer can take long.
+    return httpx.get(f"http://127.0.0.1:{SERVER_PORT}{path}", timeout=60)
 
 
 @pytest.mark.skipif(postgres_bindir() is None, reason="needs PostgreSQL's initdb and pg_ctl")
@@ -135,8 +137,7 @@ def test_readyz_follows_a_postgresql_outage_on_a_real_server(tmp_path):
                     "WEB_CONCURRENCY": "1", "ALLOWED_HOSTS": "127.0.0.1", "CACHE_URL": "",
                     "CELERY_BROKER_URL": "memory://", "LOG_LEVEL": "WARNING",
                     "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"})
-        migrate = subprocess.run([sys.executable, "manage.py", "migrate", "--noinput"], cwd=REPO,
-                                 env=env, capture_output=True, text=True, timeout=300)
+        migrate = run_python("manage.py", "migrate", "--noinput", env=env, timeout=300)
         assert migrate.returncode == 0, migrate.stdout + migrate.stderr
         log = (tmp_path / "uwsgi.log").open("w")
         server = subprocess.Popen(["uwsgi", "--ini", "uwsgi.ini", "--http-socket", f"127.0.0.1:{SERVER_PORT}"],

@@ -11,6 +11,8 @@ from django.db.utils import ConnectionHandler
 
 from spotlight_study.postgres_backend.base import connection_looks_open
 
+from .processes import run_python
+
 ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres"
 
 
@@ -112,18 +114,14 @@ def _settings_database(**env) -> dict:
     """``settings.DATABASES["default"]`` as a fresh process builds it from this environment."""
     import json
     import os
-    import subprocess
-    import sys
-
-    from .conftest import REPO
 
     code = ("import json, django; from django.conf import settings; django.setup(); "
             "d = settings.DATABASES['default']; "
             "print(json.dumps({k: d[k] for k in ('ENGINE', 'OPTIONS', 'CONN_HEALTH_CHECKS')}))")
     environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "spotlight_study.settings",
                    "SECRET_KEY": os.environ["SECRET_KEY"], **env}
-    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=environment,
-                         capture_output=True, text=True, timeout=120, check=True)
+    out = run_python("-c", code, env=environment)
+    assert out.returncode == 0, out.stdout + out.stderr
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

@@ -6,7 +6,6 @@ import hashlib
 import json
 import re
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import pytest
 
 from analysis.__main__ import main
 
+from ..processes import run_python
 from .conftest import simulate_export
 
 REPO = Path(__file__).resolve().parents[2]
@@ -26,8 +26,7 @@ FIGURES = {"identification_rate", "likert", "background"}
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "analysis", *args], cwd=REPO, capture_output=True,
-                          text=True, timeout=120, check=False)
+    return run_python("-m", "analysis", *args)
 
 
 def strict_json(path: Path) -> dict:
@@ -142,8 +141,7 @@ def test_package_imports_without_django_or_pyplot():
     code = ("import sys, analysis, analysis.figures, analysis.report, analysis.__main__; "
             "bad = [m for m in sys.modules if m.split('.')[0] == 'django' or m == 'matplotlib.pyplot']; "
             "print(bad); sys.exit(1 if bad else 0)")
-    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60,
-                          check=False)
+    proc = run_python("-c", code, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +12,8 @@ from statsmodels.stats.proportion import proportion_effectsize
 
 from analysis import AnalysisInputError, plan_sample_size
 from analysis.__main__ import main
+
+from ..processes import run_python
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -116,8 +116,7 @@ def test_cli_text_names_each_number(capsys):
 )
 def test_cli_bad_input_exits_2_without_traceback(args):
     """Bad values exit with status 2 and a one-line ``error:`` message, no traceback, nothing on stdout."""
-    proc = subprocess.run([sys.executable, "-m", "analysis", "plan", *args], cwd=REPO, capture_output=True,
-                          text=True, timeout=60, check=False)
+    proc = run_python("-m", "analysis", "plan", *args, timeout=60)
     assert proc.returncode == 2
     assert proc.stdout == ""
     assert proc.stderr.startswith("error: ") and "Traceback" not in proc.stderr

@@ -6,8 +6,6 @@ import gc
 import json
 import math
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +19,8 @@ from analysis.design import design_cells, load_study_design, study_cells
 from analysis.simulation import holm_reject
 from spotlight_study.studies.design import build_cells
 from spotlight_study.studies.schema import parse_study_file, validate_study_data
+
+from ..processes import run_python
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "fixtures" / "spotlight-replication.yaml"
@@ -212,8 +212,7 @@ def test_cli_runs_as_a_module_without_django():
             "'--runs', '50', '--seed', '2', '--json']); "
             "assert not any(m == 'django' or m.startswith('django.') for m in sys.modules), 'django imported'; "
             "sys.exit(rc)")
-    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120,
-                          check=False)
+    proc = run_python("-c", code)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["design"]["n_cells"] == 4
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -19,7 +17,9 @@ from spotlight_study.participation.models import Participant
 from spotlight_study.participation.ratelimit import client_address
 from spotlight_study.prolific.models import ProlificStudy
 
-from ..conftest import REPO, Walker, new_id
+from ..conftest import Walker, new_id
+from ..parallel import redis_test_url
+from ..processes import run_python
 from ..security.conftest import _start_server, procfile_web_command
 
 
@@ -241,7 +241,7 @@ def test_the_counter_lives_in_a_shared_redis_cache(demo_study, rate_limit, setti
     settings.CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": "redis://127.0.0.1:6379/15",
+            "LOCATION": redis_test_url(),
             "KEY_PREFIX": prefix,
         }
     }
@@ -250,7 +250,7 @@ def test_the_counter_lives_in_a_shared_redis_cache(demo_study, rate_limit, setti
         assert arrive_from(demo_study.slug, "198.51.100.77").status_code == 302
         assert arrive_from(demo_study.slug, "198.51.100.77").status_code == 302
         assert arrive_from(demo_study.slug, "198.51.100.77").status_code == 429
-        client = redis.Redis(host="127.0.0.1", port=6379, db=15)
+        client = redis.Redis.from_url(redis_test_url())
         keys = client.keys(f"{prefix}:*")
         assert len(keys) == 1 and int(client.get(keys[0])) == 3
     finally:
@@ -261,10 +261,7 @@ def test_the_counter_lives_in_a_shared_redis_cache(demo_study, rate_limit, setti
 def test_a_malformed_setting_stops_the_server_with_a_clear_message(value):
     """ENTRY_RATE_LIMIT that is not N/s|m|h|d or off refuses to start, naming the setting."""
     env = {**os.environ, "ENTRY_RATE_LIMIT": value, "DJANGO_SETTINGS_MODULE": "spotlight_study.settings"}
-    result = subprocess.run(
-        [sys.executable, "-c", "import django; django.setup()"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=60,
-    )
+    result = run_python("-c", "import django; django.setup()", env=env, timeout=60)
     assert result.returncode != 0 and "ENTRY_RATE_LIMIT" in result.stderr and "30/m" in result.stderr
 
 

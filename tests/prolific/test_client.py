@@ -1,7 +1,6 @@
 """The Prolific client against the fake Prolific server on 127.0.0.1 (real HTTP, no mocks)."""
 from __future__ import annotations
 
-import socket
 
 import pytest
 
@@ -14,6 +13,8 @@ from spotlight_study.prolific.errors import (
     ProlificValidationError,
 )
 from spotlight_study.prolific.payloads import CompletionCode, StudyDraft
+
+from ..processes import free_port
 
 LONG_MESSAGE = (
     "Your answer to the instruction check shows that the instructions were not read; this "
@@ -111,9 +112,7 @@ def test_persistent_5xx_gives_up_after_the_retries(fake_prolific, prolific_clien
 
 def test_network_errors_are_retried_then_reported():
     """A refused connection is retried for a read and ends in ProlificTransportError."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]  # closed when the block ends: nothing listens there
+    port = free_port()  # nothing listens there
     delays = []
     client = ProlificClient(token="t", base_url=f"http://127.0.0.1:{port}/api/v1/", max_retries=2,
                             backoff_seconds=0.001, sleep=delays.append, timeout_seconds=2)

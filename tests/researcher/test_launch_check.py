@@ -1,7 +1,6 @@
 """The launch check: manage.py launch_check and the researcher page's go/no-go list."""
 from __future__ import annotations
 
-import socket
 from io import StringIO
 
 import pytest
@@ -16,6 +15,7 @@ from spotlight_study.studies.selectors import study_get_with_settings
 from spotlight_study.studies.services import study_import_file
 
 from ..conftest import DEMO_FILE, Walker
+from ..processes import free_port
 
 
 def _annotators(n: int) -> None:
@@ -45,10 +45,7 @@ def _run(*args) -> tuple[str, int]:
 
 
 def _free_port_url() -> str:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    return f"http://127.0.0.1:{port}"  # nothing listens there once the socket is closed
+    return f"http://127.0.0.1:{free_port()}"  # nothing listens there
 
 
 def _status(report, check: str) -> str:

@@ -3,17 +3,16 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import pytest
 
 from ..conftest import REPO
+from ..processes import Server, free_port, start_server
 from ..stimuli.conftest import database_url_for_subprocess
 
 
@@ -46,36 +45,6 @@ def procfile_web_command() -> str:
     raise AssertionError("The Procfile has no web: process.")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@dataclass
-class Server:
-    """A running server: its base ``url`` and the file its stdout and stderr go to."""
-
-    url: str
-    log_path: Path
-    process: subprocess.Popen
-
-    def log(self) -> str:
-        """Everything the server has written so far (access log and error log)."""
-        return self.log_path.read_text(errors="replace")
-
-    def stop(self) -> str:
-        """Stop the server (SIGTERM, as a platform does) and return its whole log."""
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        return self.log()
-
-
 def serve_sh_server_command() -> str:
     """The command ``scripts/serve.sh`` ends with (``exec uwsgi …``), without ``exec``."""
     lines = [l for l in (REPO / "scripts" / "serve.sh").read_text().splitlines() if l.startswith("exec ")]
@@ -86,7 +55,7 @@ def serve_sh_server_command() -> str:
 def _start_server(command: str, tmp_path: Path) -> Server:
     """Run the shell ``command`` with ``PORT`` set to a free port, production settings (DEBUG
     off) and the test database; wait until it answers."""
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"}
     env.update(
         {
@@ -102,28 +71,8 @@ def _start_server(command: str, tmp_path: Path) -> Server:
             "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
         }
     )
-    log_path = tmp_path / f"server-{port}.log"
-    with log_path.open("w") as log_file:
-        process = subprocess.Popen(
-            ["bash", "-c", f"exec {command}"],
-            cwd=REPO,
-            env=env,
-            stdout=log_file,
-            stderr=subprocess.STDOUT,
-        )
-    server = Server(url=f"http://127.0.0.1:{port}", log_path=log_path, process=process)
-    deadline = time.monotonic() + 60
-    while True:
-        if process.poll() is not None:
-            pytest.fail(f"{command!r} exited ({process.returncode}):\n{server.log()}")
-        try:
-            httpx.get(f"{server.url}/accounts/login/", timeout=2)
-            return server
-        except httpx.TransportError:
-            if time.monotonic() > deadline:
-                server.stop()
-                pytest.fail(f"{command!r} did not answer within 60 s:\n{server.log()}")
-            time.sleep(0.2)
+    return start_server(["bash", "-c", f"exec {command}"], port=port, env=env,
+                        log_path=tmp_path / f"server-{port}.log")
 
 
 @pytest.fixture
@@ -197,7 +146,8 @@ class OwnRedis:
 
 @pytest.fixture
 def own_redis(tmp_path):
-    """A fresh redis-server on ``TEST_OWN_REDIS_PORT`` (default 8678), stopped at the end.
+    """A fresh redis-server on ``TEST_OWN_REDIS_PORT`` (default: a free port, so that parallel
+    workers each get their own), stopped at the end.
 
     Skips if ``redis-server`` is not installed (fails in CI)."""
     import shutil
@@ -206,7 +156,7 @@ def own_redis(tmp_path):
         if os.environ.get("CI") == "true":
             pytest.fail("redis-server is not installed")
         pytest.skip("redis-server is not installed")
-    server = OwnRedis(port=int(os.environ.get("TEST_OWN_REDIS_PORT", "8678")), dir=tmp_path)
+    server = OwnRedis(port=int(os.environ.get("TEST_OWN_REDIS_PORT") or free_port()), dir=tmp_path)
     server.start()
     yield server
     server.stop()

@@ -21,6 +21,7 @@ from spotlight_study.cache_backend import outage_warning_reset
 from spotlight_study.participation.models import Participant
 
 from ..conftest import new_id
+from ..processes import run_python
 from .conftest import _start_server, csrf_token, procfile_web_command
 
 OUTAGE_TEXT = "The cache (Redis) cannot be reached"
@@ -50,17 +51,11 @@ def redis_cache(own_redis, settings, monkeypatch):
 def test_settings_turn_a_redis_cache_url_into_the_fail_soft_backend():
     """CACHE_URL=redis://… gives FailSoftRedisCache with 1 s timeouts (settings.py)."""
     import os
-    import subprocess
-    import sys
-
-    from ..conftest import REPO
 
     env = {**os.environ, "CACHE_URL": "redis://127.0.0.1:1/0", "DJANGO_SETTINGS_MODULE": "spotlight_study.settings"}
-    out = subprocess.run(
-        [sys.executable, "-c", "import django; django.setup(); from django.conf import settings as s; "
-         "c = s.CACHES['default']; print(c['BACKEND'], c['OPTIONS']['socket_timeout'])"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=60,
-    )
+    out = run_python("-c", "import django; django.setup(); from django.conf import settings as s; "
+                     "c = s.CACHES['default']; print(c['BACKEND'], c['OPTIONS']['socket_timeout'])",
+                     env=env, timeout=60)
     assert out.stdout.split() == ["spotlight_study.cache_backend.FailSoftRedisCache", "1.0"], out.stderr
 
 

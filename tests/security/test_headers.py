@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 
 import pytest
 from django.contrib.auth.models import Group, User
 from django.template.loader import render_to_string
 
-from ..conftest import REPO, StaffFactory, Walker
+from ..conftest import StaffFactory, Walker
+from ..processes import run_python
 
 # Inline code the policy forbids: a <script> without src, a <style> element, a style="…"
 # attribute, an on…="…" event handler or a javascript: URL.
@@ -117,13 +116,9 @@ def test_swagger_ui_is_self_hosted(client, demo_study):
 def _settings_value(name: str, **env: str) -> str:
     """``settings.<name>`` as the server would compute it with ``env``."""
     base = {k: v for k, v in os.environ.items() if k not in {"HTTPS", "SECURE_HSTS_PRELOAD"}}
-    result = subprocess.run(
-        [sys.executable, "-c", f"import django; django.setup(); from django.conf import settings; print(settings.{name})"],
-        cwd=REPO,
-        env={**base, "DJANGO_SETTINGS_MODULE": "spotlight_study.settings", **env},
-        capture_output=True,
-        text=True,
-        timeout=60,
+    result = run_python(
+        "-c", f"import django; django.setup(); from django.conf import settings; print(settings.{name})",
+        env={**base, "DJANGO_SETTINGS_MODULE": "spotlight_study.settings", **env}, timeout=60,
     )
     assert result.returncode == 0, result.stderr
     return result.stdout.strip()

@@ -6,14 +6,14 @@ import json
 import os
 import secrets
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, SHARED_DATA
+from tests.conftest import REPO, SHARED_DATA  # noqa: F401  (REPO: imported from here by the job tests)
 from tests.openai_server import FakeOpenAI
+from tests.processes import start_python
 
 LLM_OUTPUTS = SHARED_DATA / "llm-outputs"
 SMITH = LLM_OUTPUTS / "llama3_doctor_smith_500.json"
@@ -102,15 +102,7 @@ def subprocess_env(**extra: str) -> dict[str, str]:
 
 def manage(*args: str, env: dict[str, str], **kwargs) -> subprocess.Popen:
     """Start ``manage.py ARGS`` in the repository with ``env``; output captured."""
-    return subprocess.Popen(
-        [sys.executable, "manage.py", *args],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        **kwargs,
-    )
+    return start_python("manage.py", *args, env=env, **kwargs)
 
 
 def wait_for(predicate, *, timeout_s: float = 30, interval_s: float = 0.05, what: str = "condition"):

@@ -8,15 +8,15 @@ while the job is created. The job is created and resumed in subprocesses with
 from __future__ import annotations
 
 import subprocess
-import sys
 import time
 
 import redis
 
 from spotlight_study.stimuli.models import WAITING_FOR_BROKER, GenerationJob, JobStatus
 
+from ..processes import run_python
 from ..security.conftest import own_redis  # noqa: F401 (a fixture)
-from .conftest import REPO, subprocess_env
+from .conftest import subprocess_env
 
 CREATE = """
 import django; django.setup()
@@ -34,9 +34,7 @@ job_resume(kind="generation", job_id=int(sys.argv[1]))
 
 def _run(code: str, broker_url: str, *args: str) -> subprocess.CompletedProcess:
     env = subprocess_env(CELERY_BROKER_URL=broker_url, STIMULI_JOB_RUNNER="celery", LOG_LEVEL="WARNING")
-    return subprocess.run(
-        [sys.executable, "-c", code, *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
-    )
+    return run_python("-c", code, *args, env=env)
 
 
 def test_a_job_started_while_the_broker_is_down_waits_and_is_sent_on_resume(transactional_db, own_redis, staff_client):

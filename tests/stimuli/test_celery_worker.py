@@ -17,10 +17,13 @@ import pytest
 from spotlight_study.stimuli.models import JobStatus, MiningJob, Output
 from spotlight_study.stimuli.services import generation_job_create, mining_job_create
 
+from tests.parallel import redis_test_url
+
 from .conftest import REPO, subprocess_env, wait_for
 
-# TEST_REDIS_URL picks another database, so that runs side by side do not flush each other's.
-REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+# One Redis database per parallel worker (TEST_REDIS_URL picks another), so that runs side by side
+# do not flush each other's.
+REDIS_URL = redis_test_url()
 
 
 @pytest.fixture
@@ -44,7 +47,7 @@ def redis_db():
 
 @pytest.fixture
 def celery_worker_process(redis_db, openai_server, api_key):
-    """A Celery worker subprocess consuming from Redis DB 15, using the test database."""
+    """A Celery worker subprocess consuming from this worker's Redis database (``REDIS_URL``), using the test database."""
     env = subprocess_env(
         CELERY_BROKER_URL=REDIS_URL,
         OPENAI_BASE_URL=openai_server.url,

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import subprocess
-import sys
 
 import pytest
 import yaml
@@ -32,7 +30,7 @@ from spotlight_study.studies.schema import (
 )
 from spotlight_study.studies.selectors import study_cells, study_get_with_settings
 
-from ..conftest import REPO
+from ..processes import run_python
 
 # Fields that make a row itself rather than its definition: a copy has its own.
 STUDY_OWN = {"id", "slug", "pseudonym_salt", "definition_version", "created_at", "updated_at"}
@@ -249,11 +247,8 @@ def test_simulate_reads_an_exported_file(built_study, tmp_path):
     """python -m analysis simulate --study takes an exported file and uses the platform's cells."""
     path = tmp_path / "exported.yaml"
     call_command("export_study", "full-study", "--out", str(path))
-    proc = subprocess.run(
-        [sys.executable, "-m", "analysis", "simulate", "--study", str(path), "--p-control", "0.3",
-         "--p-treatment", "0.6", "--runs", "50", "--seed", "3", "--json"],
-        cwd=REPO, capture_output=True, text=True, timeout=120, check=False,
-    )
+    proc = run_python("-m", "analysis", "simulate", "--study", str(path), "--p-control", "0.3",
+                      "--p-treatment", "0.6", "--runs", "50", "--seed", "3", "--json")
     assert proc.returncode == 0, proc.stderr
     design = json.loads(proc.stdout)["design"]
     study = study_get_with_settings(slug="full-study")
