@@ -242,8 +242,11 @@ SESSION_COOKIE_AGE = 60 * 60 * 24 * 2
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 CSRF_FAILURE_VIEW = "spotlight_study.participation.views.csrf_failure"
-# Answers are capped at 5,000 characters; anything near this size is not a participant's answer.
-DATA_UPLOAD_MAX_MEMORY_SIZE = 256 * 1024
+# Answers are capped at 5,000 characters and flow.js sends about 10 KB of writing evidence, so
+# anything near this size is not a participant's answer. 2 MB (Django's default is 2.5 MB) so
+# that forged evidence up to 1 MB still lets the answer be saved: the evidence is then dropped
+# (participation/forms.py, parse_telemetry), never the answer (issue 21).
+DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 
 # Django's cache holds the arrival rate limit's counters. CACHE_URL (or REDIS_URL), e.g.
 # redis://127.0.0.1:6379/1, names a cache shared by all server processes, which production's

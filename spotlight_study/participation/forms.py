@@ -111,6 +111,11 @@ def _storable(value):
     return None
 
 
+#: The longest ``client_events`` value that is parsed (characters): flow.js writes about 10 KB
+#: (at most 200 events). A longer one is dropped whole, and the answer is saved without it.
+MAX_TELEMETRY_CHARS = 64 * 1024
+
+
 def parse_telemetry(raw: str) -> Telemetry:
     """Parse the JSON that ``static/js/flow.js`` puts in the hidden ``client_events`` field.
 
@@ -120,8 +125,12 @@ def parse_telemetry(raw: str) -> Telemetry:
     "away_before_paste_ms": int, "events": [{"t": ms since page load, "type": str, ...}]}``.
     Telemetry is evidence only, so a missing or malformed value gives zeros instead of an error
     the participant would see: a negative number is 0, one over its bound is the bound, NaN,
-    Infinity, text or a boolean is 0, unknown fields and events past the 200th are dropped.
+    Infinity, text or a boolean is 0, unknown fields and events past the 200th are dropped, and
+    a value longer than :data:`MAX_TELEMETRY_CHARS` gives zeros unparsed.
     """
+    if len(raw) > MAX_TELEMETRY_CHARS:
+        # Far more than flow.js ever sends: forged or broken, and not worth parsing.
+        return Telemetry()
     try:
         data = json.loads(raw, parse_constant=_refuse_constant) if raw else {}
     except (ValueError, TypeError, RecursionError):
@@ -187,8 +196,8 @@ class AnswerForm(StepForm):
     """
 
     # No length limit of its own: a field too long for the form would refuse the answer, and
-    # telemetry must never do that. The request's size limit (DATA_UPLOAD_MAX_MEMORY_SIZE)
-    # bounds it; flow.js sends at most 200 events.
+    # telemetry must never do that. Over MAX_TELEMETRY_CHARS it is dropped unparsed; the
+    # request's size limit (DATA_UPLOAD_MAX_MEMORY_SIZE, 2 MB) bounds the rest.
     client_events = forms.CharField(widget=forms.HiddenInput, required=False, strip=False)
 
     def __init__(self, *args, position: int, min_chars: int = 1, max_chars: int = 5000, **kwargs):

@@ -88,11 +88,24 @@ def test_bad_telemetry_never_stops_the_answer(demo_study, events):
     assert r.insertions in (0, 1_000_000)
 
 
-def test_a_body_over_the_request_limit_is_a_clear_413_not_a_500(demo_study):
-    """1 MB of events is over DATA_UPLOAD_MAX_MEMORY_SIZE (256 KB): refused as a whole with the
-    413 page, no 500; flow.js never sends more than 200 events (about 10 KB)."""
+def test_a_megabyte_of_events_is_dropped_and_the_answer_saved(demo_study):
+    """1 MB of forged events: the answer is saved, the evidence dropped whole (zeros, no events),
+    no 500; flow.js never sends more than 200 events (about 10 KB)."""
     w = Walker(Client(), demo_study.slug)
-    response = _main_answer(w, json.dumps({"events": [{"t": 1}] * 120_000}))
+    raw = json.dumps({"paste_count": 3, "typed_chars": 900, "events": [{"t": 1}] * 120_000})
+    assert len(raw) > 1_000_000
+    response = _main_answer(w, raw)
+    assert response.status_code == 302
+    r = TaskResponse.objects.get(participant__prolific_pid=w.pid, position=1)
+    assert r.answered_at is not None and r.answer == "Group 2 describes the doctor as a woman more often."
+    assert (r.paste_count, r.typed_chars, r.client_events) == (0, 0, [])
+
+
+def test_a_body_over_the_request_limit_is_a_clear_413_not_a_500(demo_study, settings):
+    """A body over DATA_UPLOAD_MAX_MEMORY_SIZE (2 MB) is refused as a whole with the 413 page,
+    no 500, and nothing is saved."""
+    w = Walker(Client(), demo_study.slug)
+    response = _main_answer(w, "x" * (settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 10))
     assert response.status_code == 413
     assert not TaskResponse.objects.filter(participant__prolific_pid=w.pid, position=1, answered_at__isnull=False)
 
