@@ -103,7 +103,14 @@ def _first_task(page: Page, who: int, rng: random.Random) -> None:
         box.click()
         _paste(page, LLM_ANSWER)
     elif who == 3:
-        page.keyboard.type("Group 2 describes the doctor as a woman more often than group 1.", delay=10)
+        # 10 ms a key on the page's own clock (Playwright's fake timers), so that a busy machine,
+        # which stretches real gaps between keys, cannot make the bot look human.
+        page.clock.install()
+        page.clock.pause_at(page.evaluate("Date.now()") + 1_000)
+        for key in "Group 2 describes the doctor as a woman more often than group 1.":
+            page.keyboard.type(key)
+            page.clock.run_for(10)
+        page.clock.resume()
     elif who == 4:
         shown = page.locator(".group").first.locator("li").first.inner_text().strip()
         _paste(page, shown)
