@@ -238,3 +238,27 @@ def test_annotator_item_and_adjudication_pages_have_no_serious_violations(
     axe.check(adjudicator, "adjudication item")
     adjudicator.context.close()
     axe.assert_none_blocking()
+
+
+@WIDTHS
+def test_the_reread_page_has_no_serious_violations(page, live_server, viewport):
+    """The "please read the instructions again" page of a study with two instruction-check
+    attempts, reached by failing the first one."""
+    from spotlight_study.studies.schema import parse_study_file
+    from spotlight_study.studies.services import study_import
+
+    from .conftest import DEMO_STUDY_FILE
+    from .participant import to_training
+
+    data = parse_study_file(DEMO_STUDY_FILE)
+    data["instruction_check_attempts"] = 2
+    study = study_import(data=data)
+    axe = AxeLedger()
+    _at(page, viewport)
+    enter(page, live_server.url, study.slug)
+    to_training(page)
+    page.locator("textarea").fill("I clicked through without reading what this is about.")
+    submit(page)
+    expect(page.get_by_role("heading", name="Please read the instructions again")).to_be_visible()
+    axe.check(page, "re-read the instructions")
+    axe.assert_none_blocking()
