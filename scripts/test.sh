@@ -14,5 +14,6 @@ if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = "0" ] && command -v apt-get >/de
     || echo "Could not install chromium; browser tests will be skipped outside CI."
 fi
 # In parallel (pytest-xdist), one test database per worker; whole files per worker, so a module's
-# fixtures (a browser, a server) start once. TEST_WORKERS=0 runs in this one process.
-exec "$VENV/bin/python" -m pytest -n "${TEST_WORKERS:-auto}" --dist loadfile "$@"
+# fixtures (a browser, a server) start once. TEST_WORKERS=0 runs in this one process. The 20
+# slowest tests are listed at the end, for the next round of speed work.
+exec "$VENV/bin/python" -m pytest -n "${TEST_WORKERS:-auto}" --dist loadfile --durations=20 "$@"
