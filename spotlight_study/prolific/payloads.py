@@ -183,15 +183,20 @@ def validate_rejection(*, rejection_category: str, message: str) -> None:
     Prolific requires a ``rejection_category`` from :data:`REJECTION_CATEGORIES` and a message
     to the participant of at least 100 characters.
     """
+    problems = []
     if rejection_category not in REJECTION_CATEGORIES:
-        raise ProlificValidationError(
-            f"rejection_category must be one of {', '.join(REJECTION_CATEGORIES)}."
+        problems.append(
+            "Choose a rejection category (rejection_category): one of "
+            f"{', '.join(REJECTION_CATEGORIES)}."
         )
     if len((message or "").strip()) < REJECTION_MESSAGE_MIN_CHARS:
-        raise ProlificValidationError(
+        problems.append(
             f"The rejection message must be at least {REJECTION_MESSAGE_MIN_CHARS} characters "
             f"(it has {len((message or '').strip())})."
         )
+    if problems:
+        # Both at once, so that a researcher does not fix one only to be told of the other.
+        raise ProlificValidationError(" ".join(problems))
 
 
 # --- the demographic export ----------------------------------------------------------------

@@ -103,7 +103,8 @@ def _linked_or_redirect(request: HttpRequest, study: Study):
         messages.error(
             request,
             "This study is not on Prolific yet: create it with "
-            f"`manage.py prolific_study {study.slug} create` or link it with `... link ID`.",
+            f"manage.py prolific_study {study.slug} create, or link it with "
+            f"manage.py prolific_study {study.slug} link <Prolific study ID>.",
         )
         return None
     return ps

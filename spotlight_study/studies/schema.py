@@ -235,7 +235,11 @@ class StudyFileSerializer(serializers.Serializer):
         default=Study.FailedCheckPolicy.CONTINUE_AND_FLAG,
     )
     # 2: a failed first check shows the instructions again, then the training task once more.
-    instruction_check_attempts = serializers.ChoiceField(choices=[1, 2], default=1)
+    instruction_check_attempts = serializers.ChoiceField(
+        choices=[1, 2], default=1,
+        error_messages={"invalid_choice": "`{input}` is not allowed: use 1 (one attempt) or 2 (the "
+                        "instructions again after a failed first attempt)."},
+    )
     # Flag keys of participation.flags (registered in studies.quality_flags); [] holds none.
     holding_flags = serializers.ListField(
         child=serializers.CharField(max_length=40), required=False, default=default_holding_flags,

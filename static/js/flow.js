@@ -20,9 +20,17 @@
       return Object.prototype.hasOwnProperty.call(values, name) ? values[name] : all;
     });
   }
-  var numbers = null;
-  try { numbers = new Intl.NumberFormat(document.documentElement.lang || undefined); } catch (e) { numbers = null; }
-  function number(n) { return numbers ? numbers.format(n) : String(n); }
+  // Numbers as the server writes them on this page: the counter's data-number-sample is one
+  // million in the page's language ("1,000,000", "1.000.000", "1000000"), so the counter and the
+  // limit line never differ; the browser's Intl data and Django's formats disagree for some
+  // languages (Spanish "5000" against "5 000", Arabic "5,000" against "5000").
+  function number(n) {
+    var el = document.querySelector("[data-number-sample]");
+    var sample = el ? el.getAttribute("data-number-sample") || "" : "";
+    var digits = String(n);
+    if (sample.length <= 7) { return digits; }
+    return digits.replace(/\B(?=(\d{3})+(?!\d))/g, sample.charAt(1));
+  }
 
   window.addEventListener("pageshow", function (ev) {
     if (ev.persisted) { window.location.reload(); }

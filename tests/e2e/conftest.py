@@ -14,10 +14,16 @@ import os
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEMO_STUDY_FILE = REPO_ROOT / "fixtures" / "spotlight-replication.yaml"
 CHROMIUM = Path("/usr/bin/chromium")
+
+# Playwright's assertions wait 5 s by default. The suite runs on every CPU in parallel, so a
+# browser test shares the machine with another worker's servers and browsers: a page that
+# reloads itself after Back (flow.js) can take longer than that. 15 s, still far from a hang.
+expect.set_options(timeout=15_000)
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",

@@ -39,7 +39,8 @@ def test_a_participant_who_failed_once_passes_on_the_second_attempt_and_complete
     assert "Please read the instructions again" in reread and "reread-form" in reread
     assert "did not" not in reread.lower()  # neutral: it does not say the answer failed
     p = Participant.objects.get(prolific_pid=w.pid)
-    assert (p.step, p.instruction_check_passed) == ("reread", False)
+    # Undecided while the second attempt is to come: no failed-check flag on the monitor yet.
+    assert (p.step, p.instruction_check_passed) == ("reread", None)
     w.post({})
     page = w.page()
     assert 'name="answer_0"' in page.content.decode()

@@ -174,7 +174,7 @@ def test_reject_needs_a_category_and_100_characters_before_sending(staff_client,
     short = staff_client.post(url, {"rejection_category": "LOW_EFFORT", "message": "Copied.", "confirm": "on"})
     assert "at least 100 characters" in short.content.decode()
     nocat = staff_client.post(url, {"rejection_category": "", "message": LONG_MESSAGE, "confirm": "on"})
-    assert "rejection_category must be one of" in nocat.content.decode()
+    assert "Choose a rejection category (rejection_category): one of" in nocat.content.decode()
     assert ReviewDecision.objects.count() == 0 and fake_prolific.count("POST", r"submissions/.*/transition/") == 0
     for _ in range(2):
         staff_client.post(url, {"rejection_category": "LOW_EFFORT", "message": LONG_MESSAGE, "confirm": "on"})

@@ -179,6 +179,9 @@ def answer_save(turn: Turn, *, answer: str, telemetry: Telemetry) -> Outcome | N
         if not p.instruction_check_passed and attempt < plan.instruction_check_attempts:
             # Another attempt: keep this one, then the instructions again (the detour step).
             statements.check_attempt_kept(participant_id=p.pk, attempt=attempt, passed=False)
+            # Undecided until the last attempt: the monitor, the flags and the review must not
+            # count a failed check while a second try is still to come.
+            p.instruction_check_passed = None
             enter(p, Participant.Step.REREAD, ["instruction_check_passed"])
         elif not p.instruction_check_passed and plan.failed_check_policy == Study.FailedCheckPolicy.END:
             p.status = Participant.Status.FAILED_CHECK
