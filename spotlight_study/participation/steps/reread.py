@@ -9,8 +9,8 @@ from __future__ import annotations
 from ..forms import StepForm
 from ..models import Participant
 from . import statements
-from .instructions import instructions_context, instructions_preview
-from .spec import Outcome, PilotTurn, StepSpec, Turn, enter
+from .instructions import instructions_context, instructions_pilot, instructions_preview
+from .spec import Outcome, StepSpec, Turn, enter
 
 
 def reread_save(turn: Turn) -> Outcome | None:
@@ -20,12 +20,6 @@ def reread_save(turn: Turn) -> Outcome | None:
     return None
 
 
-def reread_pilot(pt: PilotTurn) -> dict:
-    """A pilot participant reads the instructions again for the planned seconds and continues."""
-    pt.turn.now = pt.advance(pt.seconds["instructions"])
-    return {}
-
-
 REREAD = StepSpec(
     key=Participant.Step.REREAD,
     template="participation/reread.html",
@@ -33,7 +27,7 @@ REREAD = StepSpec(
     context=instructions_context,
     save=reread_save,
     preview=instructions_preview,
-    pilot=reread_pilot,
+    pilot=instructions_pilot,  # reading them again takes the planned reading time again
     statements=(statements.LOCKED_READ, statements.PARTICIPANT_SAVE),
     detour=True,
     in_preview=lambda study: study.instruction_check_attempts == 2,
