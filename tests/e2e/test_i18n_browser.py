@@ -217,6 +217,9 @@ def test_an_arabic_study_lays_out_right_to_left_with_group_1_on_the_right(page, 
     page.locator("#consent-form button[value=agree]").click()
     groups = page.locator(".groups .group")
     expect(groups).to_have_count(2)
+    # Measured after "load": before it the stylesheet may still be on its way, and the groups
+    # are laid out without it (stacked, full width).
+    page.wait_for_load_state("load")
     first, second = groups.nth(0).bounding_box(), groups.nth(1).bounding_box()
     assert first["x"] > second["x"] + second["width"] - 1
     assert page.evaluate("getComputedStyle(document.querySelector('main')).direction") == "rtl"

@@ -51,6 +51,9 @@ def _tab_through(page: Page) -> list[dict]:
 
 
 def _assert_focus_visible_and_named(page: Page, name: str, at_least: int) -> None:
+    # After "load" only: before it the stylesheet may still be on its way, and the focus ring is
+    # the browser's own (a 1 px "auto" outline), as Chromium 156.0.8078.114 showed.
+    page.wait_for_load_state("load")
     reached = _tab_through(page)
     assert len(reached) >= at_least, (name, reached)
     for c in reached:
