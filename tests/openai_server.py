@@ -17,7 +17,9 @@ import re
 import threading
 import time
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from .local_http import ThreadServer
 
 HOBBIES = ["chess", "gardening", "running", "painting", "cooking", "hiking", "reading", "music"]
 ANSWER = re.compile(r"PARTICIPANT'S ANSWER:\n(.*?)\n\nFIELDS TO CODE:", re.S)
@@ -47,25 +49,21 @@ class FakeChatServer:
         self.statuses: list[int] = []
         self.bodies: list[dict] = []
         self.auth_headers: list[str] = []
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._server = ThreadServer(self._handler())
 
     @property
     def url(self) -> str:
         """The base URL, e.g. ``http://127.0.0.1:54321/v1``."""
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"{self._server.origin}/v1"
 
     def start(self):
         """Serve in a daemon thread; returns ``self``."""
-        self._thread.start()
+        self._server.start()
         return self
 
     def stop(self) -> None:
         """Stop serving and close the socket."""
-        self._httpd.shutdown()
-        self._httpd.server_close()
+        self._server.stop()
 
     def content(self, body: dict) -> str:
         """The assistant's text for the request ``body`` (a normal reply)."""

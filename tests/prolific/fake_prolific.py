@@ -24,9 +24,11 @@ import threading
 from collections import defaultdict
 from dataclasses import dataclass, field
 from decimal import Decimal
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from ..local_http import ThreadServer
 
 PREFIX = "/api/v1/"
 # The participant columns of Prolific's demographic export, after the submission columns.
@@ -86,21 +88,17 @@ class FakeProlific:
 
             do_GET = do_POST = do_PATCH = do_DELETE = _handle
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
+        self.server = ThreadServer(Handler).start()
         return self
 
     def stop(self) -> None:
         """Stop serving and free the port."""
-        self.server.shutdown()
-        self.server.server_close()
+        self.server.stop()
 
     @property
     def origin(self) -> str:
         """``http://127.0.0.1:PORT``."""
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
+        return self.server.origin
 
     @property
     def base_url(self) -> str:

@@ -7,8 +7,7 @@ import json
 import logging
 import os
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import httpx
 import pytest
@@ -21,6 +20,7 @@ from spotlight_study.log_scrubbing import (
 )
 
 from ..conftest import new_id
+from ..local_http import ThreadServer
 from ..processes import run_python
 from .conftest import csrf_token
 
@@ -173,8 +173,7 @@ class _FakeSentry(BaseHTTPRequestHandler):
 def test_sentry_reports_are_scrubbed_when_sentry_dsn_is_set():
     """With SENTRY_DSN set, an error captured by the app reaches Sentry without the PID."""
     pytest.importorskip("sentry_sdk")
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _FakeSentry)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server = ThreadServer(_FakeSentry).start()
     _FakeSentry.bodies = []
     script = (
         "import django, sentry_sdk; django.setup()\n"
@@ -184,13 +183,13 @@ def test_sentry_reports_are_scrubbed_when_sentry_dsn_is_set():
     )
     env = {
         **os.environ,
-        "SENTRY_DSN": f"http://publickey@127.0.0.1:{server.server_address[1]}/1",
+        "SENTRY_DSN": f"http://publickey@127.0.0.1:{server.port}/1",
         "DJANGO_SETTINGS_MODULE": "spotlight_study.settings",
     }
     try:
         result = run_python("-c", script, env=env, timeout=60)
     finally:
-        server.shutdown()
+        server.stop()
     assert result.returncode == 0, result.stderr
     received = b"".join(_FakeSentry.bodies).decode(errors="replace")
     assert "ValueError" in received and "failed for" in received, received[:2000]
