@@ -1,10 +1,11 @@
 """The writing-process flags in a real browser: five scripted participants, each in its own run
 (a fresh database and browser context), each gets exactly its intended flags.
 
-1. types at a human pace with corrections (80-200 ms a key, seeded, some backspaces): no flag;
+1. types at a human pace with corrections (80-200 ms a key on the page's clock, seeded, some
+   backspaces): no flag;
 2. leaves for another tab, comes back and pastes an LLM-style answer: ``pasted``,
    ``hidden_then_pasted``;
-3. types at 10 ms a key: ``typed_implausibly_fast``;
+3. types at 10 ms a key on the page's clock: ``typed_implausibly_fast``;
 4. copies one of the shown texts from the page, pastes it and edits it lightly: ``pasted``,
    ``copied_from_shown_texts``;
 5. drags a text into the answer box: ``inserted_without_typing``.
@@ -60,16 +61,30 @@ INTENDED = {
 }
 
 
+def _pause_clock(page: Page) -> None:
+    """Stop the page's clock (Playwright's fake timers, installed for the whole context): from
+    now on its time moves only by :func:`_wait`, whatever the machine's load."""
+    page.clock.pause_at(page.evaluate("Date.now()") / 1_000 + 1)  # Python's Playwright: seconds
+
+
+def _wait(page: Page, ms: int) -> None:
+    """Let ``ms`` milliseconds pass on the paused page clock (its timers fire as they fall due)."""
+    page.clock.run_for(ms)
+
+
 def _type_like_a_person(page: Page, text: str, rng: random.Random) -> None:
-    """Type ``text`` key by key, 80-200 ms apart, with a wrong key corrected now and then."""
+    """Type ``text`` key by key, 80-200 ms apart on the page's clock, with a wrong key corrected
+    now and then."""
+    _pause_clock(page)
     for ch in text:
         if ch.isalpha() and rng.random() < 0.06:
             page.keyboard.type(rng.choice("qwertyuiop"))
-            page.wait_for_timeout(rng.randint(80, 200))
+            _wait(page, rng.randint(80, 200))
             page.keyboard.press("Backspace")
-            page.wait_for_timeout(rng.randint(80, 200))
+            _wait(page, rng.randint(80, 200))
         page.keyboard.type(ch)
-        page.wait_for_timeout(rng.randint(80, 200))
+        _wait(page, rng.randint(80, 200))
+    page.clock.resume()
 
 
 def _box(page: Page):
@@ -97,27 +112,29 @@ def _first_task(page: Page, who: int, rng: random.Random) -> None:
         other = page.context.new_page()
         page.context.new_cdp_session(other).send("Emulation.setFocusEmulationEnabled", {"enabled": False})
         other.bring_to_front()
-        other.wait_for_timeout(4_000)
+        other.wait_for_timeout(200)  # real time, for the page to see the blur before time jumps
+        page.clock.fast_forward(4_000)
         other.close()
         page.bring_to_front()
         box.click()
         _paste(page, LLM_ANSWER)
     elif who == 3:
-        # 10 ms a key on the page's own clock (Playwright's fake timers), so that a busy machine,
-        # which stretches real gaps between keys, cannot make the bot look human.
-        page.clock.install()
-        page.clock.pause_at(page.evaluate("Date.now()") + 1_000)
+        # 10 ms a key on the page's own clock, so that a busy machine, which stretches real gaps
+        # between keys, cannot make the bot look human.
+        _pause_clock(page)
         for key in "Group 2 describes the doctor as a woman more often than group 1.":
             page.keyboard.type(key)
-            page.clock.run_for(10)
+            _wait(page, 10)
         page.clock.resume()
     elif who == 4:
         shown = page.locator(".group").first.locator("li").first.inner_text().strip()
         _paste(page, shown)
         # A light edit: a few words replaced at the end.
+        _pause_clock(page)
         for _ in range(8):
             page.keyboard.press("Backspace")
-            page.wait_for_timeout(rng.randint(80, 200))
+            _wait(page, rng.randint(80, 200))
+        page.clock.resume()
         _type_like_a_person(page, " indeed.", rng)
     elif who == 5:
         page.evaluate(
@@ -143,6 +160,11 @@ def test_scripted_participant_gets_exactly_its_flags(browser, live_server, live_
     context = browser.new_context(permissions=["clipboard-read", "clipboard-write"])
     context.set_default_timeout(20_000)
     page = context.new_page()
+    # Every gap the scripted participants leave (between keys, away on another tab) passes on the
+    # page's own clock (Playwright's fake timers), which flow.js reads through Date.now(): the
+    # evidence is what was scripted however loaded the machine, and a participant takes about
+    # 3 s instead of 20 s of real waiting. Until paused the clock runs with real time.
+    page.clock.install()
     page.route(
         "https://app.prolific.com/**",
         lambda route: route.fulfill(status=200, content_type="text/html", body="<title>Prolific</title>"),
