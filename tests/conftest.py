@@ -3,16 +3,17 @@ suite's seed and Hypothesis profile."""
 from __future__ import annotations
 
 import copy
+import itertools
 import os
 import random
 import re
 import secrets
 from pathlib import Path
 
-import factory
 import hypothesis
 import pytest
 from django.contrib.auth.models import User
+from django.test import override_settings
 
 from spotlight_study.studies.schema import parse_study_file
 
@@ -68,7 +69,7 @@ SLOW_FILES = frozenset({
     "tests/test_health.py", "tests/bench/test_load_smoke.py", "tests/studies/test_hostile_files.py",
     "tests/api/test_schemathesis.py", "tests/stimuli/test_jobs_resume_by_themselves.py",
     "tests/stimuli/test_generation_restart.py", "tests/stimuli/test_broker_outage.py",
-    "tests/annotation/test_llm_worker.py",
+    "tests/annotation/test_llm_worker.py", "tests/security/test_transport.py",
 })
 
 
@@ -94,15 +95,34 @@ def _seeded_random(request):
     random.seed(f"{request.config.spotlight_test_seed}:{request.node.nodeid}")
 
 
-class StaffFactory(factory.django.DjangoModelFactory):
-    """A staff user (a researcher)."""
+_staff_numbers = itertools.count()
 
-    class Meta:
-        model = User
 
-    username = factory.Sequence(lambda n: f"researcher{n}")
-    is_staff = True
-    password = factory.django.Password("pw-for-tests-only")
+def make_staff(username: str | None = None, **fields) -> User:
+    """A staff user (a researcher), ``researcher<n>`` unless named; ``fields`` such as
+    ``is_superuser=True`` are set on the user. Password ``pw-for-tests-only``."""
+    return User.objects.create_user(
+        username or f"researcher{next(_staff_numbers)}", password="pw-for-tests-only",
+        **{"is_staff": True, **fields},
+    )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _fast_password_hasher():
+    """MD5 for passwords in the test process: Django's PBKDF2 takes about 0.2 s a hash here, and
+    the suite creates and logs in users by the hundred. Servers a test starts as processes keep
+    the real hashers."""
+    with override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"]):
+        yield
+
+
+@pytest.fixture
+def real_password_hashers(settings):
+    """Django's own hashers for this test: for users who log in to a server the test starts as a
+    process, which cannot read an MD5 hash."""
+    from django.conf import global_settings
+
+    settings.PASSWORD_HASHERS = global_settings.PASSWORD_HASHERS
 
 
 def new_id() -> str:
@@ -135,7 +155,7 @@ def demo_study(db, demo_data):
 @pytest.fixture
 def staff_client(client, db):
     """A test client logged in as a staff user."""
-    client.force_login(StaffFactory())
+    client.force_login(make_staff())
     return client
 
 

@@ -81,7 +81,6 @@ def _label_everything(study, labels: dict[int, dict]) -> None:
 @pytest.fixture
 def distractor_run(db, tmp_path, settings):
     """The study run, labelled and exported; returns the export directory and the chosen data."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     study = study_get_with_settings(slug=study_import_file(path=FIXTURE).slug)
     rng = random.Random(20251201)
     for index in range(N_PARTICIPANTS):

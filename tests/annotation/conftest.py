@@ -11,12 +11,6 @@ from spotlight_study.annotation.services.labels import LabelInput
 from ..conftest import Walker
 
 
-@pytest.fixture(autouse=True)
-def fast_passwords(settings):
-    """A fast password hasher: these tests create many users and log them in."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def make_user(username: str, *groups: str, staff: bool = False) -> User:
     """A user in ``groups`` (created here: transactional tests flush the migration's groups)."""
     user = User.objects.create_user(username=username, password="pw-for-tests-only", is_staff=staff)

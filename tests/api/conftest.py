@@ -12,7 +12,6 @@ from ..annotation.conftest import make_user
 def _no_background_jobs(settings):
     """Stimulus jobs created through the API stay queued (no thread, no broker, no network)."""
     settings.STIMULI_JOB_RUNNER = "manual"
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture

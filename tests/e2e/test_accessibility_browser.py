@@ -33,12 +33,6 @@ WIDTHS = pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "
 PASSWORD = "a11y-e2e-password"
 
 
-@pytest.fixture
-def fast_passwords(settings):
-    """A fast password hasher: the staff test creates three users and logs two in."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def _at(page: Page, viewport: dict) -> Page:
     page.set_viewport_size(viewport)
     return page
@@ -196,7 +190,7 @@ def _label(identified: bool) -> LabelInput:
 
 @WIDTHS
 def test_annotator_item_and_adjudication_pages_have_no_serious_violations(
-    browser, live_server, live_demo_study, viewport, fast_passwords
+    browser, live_server, live_demo_study, viewport
 ):
     """The annotator's queue and item page, and the adjudicator's list and adjudication page of an
     item two annotators disagreed on."""

@@ -203,7 +203,6 @@ def test_annotator_item_controls_have_a_visible_focus_and_a_name(
     from ..conftest import Walker
     from .staff import log_in
 
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     Walker(Client(), live_demo_study.slug).complete(training="Group 2 fishes at night.")
     user = User.objects.create_user(username="a11y-keys", password="a11y-keys-password")
     user.groups.add(Group.objects.get_or_create(name="annotators")[0])

@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from spotlight_study.participation.templatetags.study_text import study_text
 
-from ..conftest import StaffFactory
+from ..conftest import make_staff
 
 
 def test_preview_last_page_has_no_link_to_none(staff_client, demo_study):
@@ -125,7 +125,7 @@ def test_stimulus_set_page_shows_no_preview_banner(client, db):
     stimulus_set = stimulus_set_import(
         title="pronouns", groups=ImportedGroups(["He smiles."] * 3, ["She smiles."] * 3)
     )
-    client.force_login(StaffFactory())
+    client.force_login(make_staff())
     html = client.get(reverse("stimuli:set_detail", args=[stimulus_set.pk])).content.decode()
     assert "He smiles." in html
     assert "Preview of cell" not in html and "preview-banner" not in html

@@ -117,7 +117,6 @@ def test_pilot_runs_on_a_draft_study(demo_study):
 
 def test_delete_removes_every_pilot_row_and_keeps_real_data(demo_study, settings):
     """pilot --delete removes pilot participants, answers, surveys, items and labels; real data stay."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     Walker(Client(), demo_study.slug).complete()
     call_command("pilot", demo_study.slug, "--participants", "3", "--seed", "5")
     annotators = [make_user(f"ann{i}", "annotators") for i in range(2)]

@@ -140,7 +140,6 @@ def test_the_planned_exclusion_rules_are_the_exports_reasons():
 
 def test_analyze_of_a_preregistered_pilot_cites_the_plan_and_its_deviations(demo_study, tmp_path, settings):
     """Preregister, pilot of 8, two annotators, analyze --include-pilot: the report cites the hash and N."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     sha = _preregister(demo_study, tmp_path / "prereg", *PLANNER)
     planned = json.loads((tmp_path / "prereg" / "plan.json").read_text())["sample_size"]["planned_n"]
     call_command("pilot", demo_study.slug, "--participants", "8", "--seed", "11")
@@ -176,7 +175,6 @@ def test_analyze_of_a_preregistered_pilot_cites_the_plan_and_its_deviations(demo
 
 def test_analyze_no_plan_leaves_the_plan_out(demo_study, tmp_path, settings):
     """analyze --no-plan analyses as before, without the deviation section."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     _preregister(demo_study, tmp_path / "prereg", "--planned-n", "48")
     call_command("pilot", demo_study.slug, "--participants", "4", "--seed", "11")
     call_command("pilot_annotation", demo_study.slug, "--open", stdout=io.StringIO())
@@ -189,7 +187,6 @@ def test_analyze_no_plan_leaves_the_plan_out(demo_study, tmp_path, settings):
 def test_analyze_refuses_a_plan_changed_in_the_database_after_it_was_frozen(demo_study, tmp_path, settings):
     """A stored plan edited after preregister (alpha 0.05 -> 0.10) makes analyze refuse, naming
     both hashes, and write no report; with --no-plan it analyses without citing it."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     sha = _preregister(demo_study, tmp_path / "prereg", "--planned-n", "48")
     call_command("pilot", demo_study.slug, "--participants", "4", "--seed", "11")
     call_command("pilot_annotation", demo_study.slug, "--open", stdout=io.StringIO())

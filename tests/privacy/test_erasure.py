@@ -41,7 +41,6 @@ def world(demo_study, settings):
     ``target`` and ``other`` have submissions (through signed-webhook-like events); ``third`` has
     none, so their bonus goes to the raw PID.
     """
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     ps = ProlificStudy.objects.create(study=demo_study, prolific_id=new_id(), reward_minor_units=200)
     walkers = {}
     for name in ("target", "other", "third"):

@@ -147,7 +147,6 @@ def test_export_and_zip_carry_documented_demographic_columns(linked, with_demogr
 
 def test_analysis_of_the_export_reports_the_demographics(linked, with_demographics, tmp_path, settings):
     """python -m analysis's run on the export alone gives the Participants section from Prolific data."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     annotators = [make_user(f"a{i}", "annotators") for i in range(2)]
     _annotate_all(linked.study, annotators, lambda r: r.position == 0 or r.condition == "pattern")
     demographics_fetch(prolific_study_id=linked.pk)

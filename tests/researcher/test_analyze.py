@@ -36,13 +36,7 @@ def _annotate_all(study, annotators, identified) -> None:
             )
 
 
-@pytest.fixture
-def fast_passwords(settings):
-    """A fast password hasher for the users these tests create."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-def test_analyze_reports_the_z_test_of_the_annotated_data(demo_study, tmp_path, fast_passwords, staff_client):
+def test_analyze_reports_the_z_test_of_the_annotated_data(demo_study, tmp_path, staff_client):
     """After 8 participants and agreeing annotators, analyze reproduces statsmodels' z-test."""
     for _ in range(8):
         Walker(Client(), demo_study.slug).complete()
@@ -129,7 +123,7 @@ def _console(slug: str, out_dir) -> str:
     return out.getvalue()
 
 
-def test_analyze_console_rounds_z_and_p_as_the_report(demo_study, tmp_path, fast_passwords):
+def test_analyze_console_rounds_z_and_p_as_the_report(demo_study, tmp_path):
     """The console's z, p and Holm p are the report's rounded figures, never the raw floats."""
     from analysis.document import fmt_num, fmt_p
 
@@ -156,7 +150,7 @@ def test_analyze_console_rounds_z_and_p_as_the_report(demo_study, tmp_path, fast
         assert repr(r["z"]) not in out and repr(r["p"]) not in out
 
 
-def test_analyze_console_says_why_z_is_undefined(demo_study, tmp_path, fast_passwords):
+def test_analyze_console_says_why_z_is_undefined(demo_study, tmp_path):
     """With every answer identified (zero variance) the console gives the report's reason."""
     from analysis.report import identification_undefined_reason
 
@@ -176,7 +170,7 @@ def test_analyze_console_says_why_z_is_undefined(demo_study, tmp_path, fast_pass
     assert "z=None" not in out and "p=None" not in out and "nan" not in out
 
 
-def test_analyze_with_a_condition_nobody_is_in_says_which(demo_study, tmp_path, fast_passwords):
+def test_analyze_with_a_condition_nobody_is_in_says_which(demo_study, tmp_path):
     """One participant leaves each setting with one empty condition: status 2 names the gap."""
     Walker(Client(), demo_study.slug).complete()
     _annotate_all(demo_study, [make_user(f"a{i}", "annotators") for i in range(2)], lambda r: True)

@@ -20,8 +20,7 @@ from .test_analyze import _annotate_all
 
 @pytest.fixture
 def coder(settings):
-    """The fake coding server, with the app pointed at it (manual job runner), and fast hashing."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    """The fake coding server, with the app pointed at it (manual job runner)."""
     api_key = f"sk-test-{secrets.token_hex(16)}"
     server = FakeCoder(api_key).start()
     settings.OPENAI_BASE_URL = server.url

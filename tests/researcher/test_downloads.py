@@ -83,13 +83,7 @@ def test_wide_file_has_one_row_per_participant(staff_client, study_with_data):
     assert all(float(w["duration_s"]) >= 0 for w in wide if w["status"] == "completed")
 
 
-@pytest.fixture
-def fast_passwords(settings):
-    """A fast password hasher for the annotators these tests create."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-def test_wide_file_carries_final_labels(staff_client, demo_study, fast_passwords):
+def test_wide_file_carries_final_labels(staff_client, demo_study):
     """Once answers have final labels, the wide file's label columns hold them."""
     for _ in range(2):
         Walker(Client(), demo_study.slug).complete()
@@ -149,7 +143,7 @@ def test_bad_include_pilot_gives_a_message(staff_client, demo_study):
     assert "include_pilot must be 1" in response.content.decode()
 
 
-def test_download_is_refused_to_anonymous_and_non_researchers(demo_study, fast_passwords):
+def test_download_is_refused_to_anonymous_and_non_researchers(demo_study):
     """Anonymous visitors go to the login page; annotators and adjudicators get 403."""
     response = Client().get(_url(demo_study))
     assert response.status_code == 302 and "login" in response["Location"]
@@ -199,7 +193,7 @@ def test_study_file_download_is_the_export_and_imports_back(staff_client, demo_s
     assert study_file_data(copy) == {**study_file_data(demo_study), "slug": "downloaded-copy"}
 
 
-def test_study_file_download_is_for_staff_only(demo_study, fast_passwords):
+def test_study_file_download_is_for_staff_only(demo_study):
     """Researchers who are not staff get 403 and no link; anonymous visitors go to the login page."""
     url = f"/researcher/{demo_study.slug}/study-file.yaml"
     response = Client().get(url)

@@ -8,7 +8,6 @@ from django.contrib.auth.models import User
 @pytest.mark.django_db
 def test_wrong_password_message_is_shown_once(client, settings):
     """One wrong password shows "Please enter a correct username and password" once."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     User.objects.create_user("rita", password="the-right-one-1234", is_staff=True)
     response = client.post("/accounts/login/", {"username": "rita", "password": "wrong-one"})
     assert response.status_code == 200

@@ -10,7 +10,7 @@ from django.test import Client
 from spotlight_study.participation.models import Participant
 
 from ..annotation.conftest import make_user
-from ..conftest import StaffFactory, Walker
+from ..conftest import make_staff, Walker
 from .test_analyze import _annotate_all
 
 
@@ -44,14 +44,13 @@ def test_button_refuses_a_bad_number(demo_study, staff_client, value):
 
 def test_button_is_for_researchers_with_a_csrf_token_only(demo_study, settings):
     """GET is refused, anonymous users go to login, others get 403, and a POST needs CSRF."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     anonymous = Client()
     assert anonymous.post(_url(demo_study), {"participants": "2"}).status_code == 302
     annotator = Client()
     annotator.force_login(make_user("annotator1", "annotators"))
     assert annotator.post(_url(demo_study), {"participants": "2"}).status_code == 403
     strict = Client(enforce_csrf_checks=True)
-    strict.force_login(StaffFactory())
+    strict.force_login(make_staff())
     assert strict.get(_url(demo_study)).status_code == 405
     assert strict.post(_url(demo_study), {"participants": "2"}).status_code == 403
     assert not Participant.objects.exists()
@@ -64,7 +63,6 @@ def test_button_on_an_unknown_study_is_404(db, staff_client):
 
 def test_analyze_leaves_pilots_out_unless_asked(demo_study, tmp_path, staff_client, settings):
     """analyze counts only real participants; with --include-pilot the pilots too, and the page says so."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     for _ in range(4):
         Walker(Client(), demo_study.slug).complete()
     call_command("pilot", demo_study.slug, "--participants", "8", "--seed", "11")

@@ -16,7 +16,7 @@ from spotlight_study.annotation.services.labels import label_save
 from spotlight_study.annotation.services.queue import assignment_next
 
 from ..annotation.conftest import complete_participants, label, make_user
-from ..conftest import StaffFactory
+from ..conftest import make_staff
 
 URL = "/researcher/team/"
 REMOVE = "/researcher/team/remove/"
@@ -26,7 +26,7 @@ REMOVE = "/researcher/team/remove/"
 def staff(db):
     """A client logged in as staff (CSRF checks on, as in the browser)."""
     client = Client(enforce_csrf_checks=True)
-    client.force_login(StaffFactory())
+    client.force_login(make_staff())
     return client
 
 
@@ -108,7 +108,7 @@ def test_existing_user_can_be_given_a_role_but_staff_cannot_annotate(staff):
     response = csrf_post(staff, URL, {"username": "former", "role": ANNOTATORS, "password": "link", "existing": "on"})
     assert response.status_code == 302
     assert is_annotator(fresh(former))
-    boss = StaffFactory(username="boss")
+    boss = make_staff(username="boss")
     response = csrf_post(staff, URL, {"username": "boss", "role": ANNOTATORS, "password": "link", "existing": "on"})
     assert response.status_code == 400 and b"cannot annotate blind" in response.content
     assert not boss.groups.exists()

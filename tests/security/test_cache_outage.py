@@ -124,7 +124,9 @@ def cache_outage_server(own_redis, monkeypatch, transactional_db, tmp_path, demo
     server.stop()
 
 
-def test_through_uwsgi_redis_down_serves_arrivals_and_apis_and_keeps_the_lockout(cache_outage_server, own_redis, demo_data):
+def test_through_uwsgi_redis_down_serves_arrivals_and_apis_and_keeps_the_lockout(
+    cache_outage_server, own_redis, demo_data, real_password_hashers
+):
     """Through the Procfile's server with Redis stopped: arrivals 302, API 200/401, one
     warning in the log, and 5 wrong logins still lock the account (axes counts in the database)."""
     staff = User.objects.create_user("carol", password="right-horse-battery-staple", is_staff=True, is_superuser=True)

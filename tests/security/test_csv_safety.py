@@ -107,7 +107,6 @@ def test_export_results_neutralizes_answers_and_comments_and_jsonl_keeps_raw(dem
 @pytest.mark.django_db
 def test_annotation_downloads_neutralize_notes_and_tags(demo_study, settings):
     """The researcher's annotations.csv and final_labels.csv downloads quote formula notes/tags."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     complete(Walker(Client(), demo_study.slug))
     demo_study.annotators_per_item = 1
     demo_study.save()

@@ -25,7 +25,7 @@ from spotlight_study.prolific.models import WebhookEvent
 from spotlight_study.stimuli.importers import ImportOptions, OutputImportError, read_outputs
 from spotlight_study.stimuli.models import Output, StimulusSet
 
-from ..conftest import StaffFactory, Walker
+from ..conftest import make_staff, Walker
 from .dbdump import rolled_back, stored_data
 from .flow import answer_field, at_training
 
@@ -267,9 +267,8 @@ def test_stimulus_import_page_never_500_and_stores_only_on_success(staff_client,
 
 @pytest.fixture
 def fuzz_staff(db, settings):
-    """A staff user whose login the fuzzing tries (fast hasher: many attempts)."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    return StaffFactory(username="fuzz-staff")
+    """A staff user whose login the fuzzing tries (many attempts)."""
+    return make_staff(username="fuzz-staff")
 
 
 @pytest.mark.django_db

@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth.models import Group, User
 from django.template.loader import render_to_string
 
-from ..conftest import StaffFactory, Walker
+from ..conftest import make_staff, Walker
 from ..processes import run_python
 
 # Inline code the policy forbids: a <script> without src, a <style> element, a style="…"
@@ -72,7 +72,7 @@ def test_staff_annotator_and_public_pages_have_the_policy_and_no_inline_code(cli
     annotator.groups.add(Group.objects.get_or_create(name="annotators")[0])
     client.force_login(annotator)
     annotation = [client.get("/annotate/")]
-    client.force_login(StaffFactory(is_superuser=True))
+    client.force_login(make_staff(is_superuser=True))
     staff = [
         client.get(url)
         for url in (
@@ -100,7 +100,7 @@ def test_error_and_lockout_templates_have_no_inline_code(template):
 
 def test_swagger_ui_is_self_hosted(client, demo_study):
     """/api/docs/ loads Swagger UI and its start-up script from this server, not a CDN."""
-    client.force_login(StaffFactory())
+    client.force_login(make_staff())
     page = client.get("/api/docs/")
     html = page.content.decode()
     sources = re.findall(r'<(?:script|link)[^>]+(?:src|href)="([^"]+)"', html)
@@ -136,7 +136,7 @@ def test_hsts_preload_is_opt_in():
                                   "/annotate/api/spotlight-replication/next/"])
 def test_a_browser_under_the_apis_gets_json_not_the_browsable_api(client, demo_study, path):
     """Accept: text/html under /api/ and /annotate/api/ gets JSON (no page with inline styles the CSP blocks)."""
-    staff = StaffFactory()
+    staff = make_staff()
     staff.groups.add(Group.objects.get_or_create(name="annotators")[0])
     client.force_login(staff)
     response = client.get(path, HTTP_ACCEPT="text/html,application/xhtml+xml,*/*;q=0.8")

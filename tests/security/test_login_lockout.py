@@ -22,10 +22,9 @@ ATTACKER = "203.0.113.7"
 def staff(db, settings):
     """A staff user (who may pay bonuses) with a known password.
 
-    In-process tests hash with MD5 to keep them quick; the lockout does not depend on the hasher
-    (the Procfile test below uses the real one).
+    In-process tests hash with MD5 (tests/conftest.py) to keep them quick; the lockout does not
+    depend on the hasher (the Procfile test below uses the real one).
     """
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     return User.objects.create_user("alice", password=PASSWORD, is_staff=True, is_superuser=True)
 
 
@@ -127,7 +126,7 @@ def test_the_lockout_ends_after_the_cool_off(staff, settings):
     assert response.status_code == 302 and client.session["_auth_user_id"] == str(staff.pk)
 
 
-def test_procfile_server_locks_the_account_after_thirty_wrong_logins(procfile_server):
+def test_procfile_server_locks_the_account_after_thirty_wrong_logins(procfile_server, real_password_hashers):
     """Through the Procfile's uWSGI command: 30 wrong logins lock; the right password gets 429."""
     from django.conf import settings
 

@@ -12,7 +12,7 @@ from spotlight_study.studies.models import Setting, Study, TokenPattern
 from spotlight_study.studies.errors import StudyImportError
 from spotlight_study.studies.services import study_import
 
-from ..conftest import DEMO_FILE, StaffFactory, Walker
+from ..conftest import DEMO_FILE, make_staff, Walker
 
 
 class _FormFields(HTMLParser):
@@ -73,7 +73,7 @@ def _consent(client, slug: str, *, pilot: bool = False) -> Participant:
 @pytest.fixture
 def admin_client(client, db):
     """A client logged in as a superuser, as the researcher who edits studies in the admin."""
-    user = StaffFactory(is_superuser=True)
+    user = make_staff(is_superuser=True)
     client.force_login(user)
     return client
 

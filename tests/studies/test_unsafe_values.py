@@ -12,7 +12,7 @@ from spotlight_study.studies.models import Study
 from spotlight_study.studies.errors import StudyFileError
 from spotlight_study.studies.schema import validate_study_data
 
-from ..conftest import StaffFactory, Walker
+from ..conftest import make_staff, Walker
 from .test_freeze import _consent, _form
 
 
@@ -97,7 +97,7 @@ def test_full_clean_ties_each_rule_to_its_field(demo_study, changes, field, word
 @pytest.fixture
 def admin_client(client, db):
     """A client logged in as a superuser, as the researcher who edits studies in the admin."""
-    client.force_login(StaffFactory(is_superuser=True))
+    client.force_login(make_staff(is_superuser=True))
     return client
 
 
@@ -147,7 +147,7 @@ def test_constraints_carry_plain_messages(demo_study):
 def test_deleting_a_frozen_study_in_the_admin_says_why(client, admin_client, demo_study):
     """Deleting a frozen study redirects to it with the freeze and why its data must be kept."""
     _consent(client, demo_study.slug)
-    client.force_login(StaffFactory(is_superuser=True))
+    client.force_login(make_staff(is_superuser=True))
     response = client.get(f"/admin/studies/study/{demo_study.pk}/delete/", follow=True)
     assert response.redirect_chain[-1][0] == f"/admin/studies/study/{demo_study.pk}/change/"
     html = response.content.decode()
@@ -189,7 +189,7 @@ def test_replace_says_how_many_pilot_participants_and_arrivals_it_removed(
 def test_bulk_delete_of_a_frozen_study_says_why(client, demo_study):
     """The changelist's "delete selected" action refuses a frozen study with the reason."""
     _consent(client, demo_study.slug)
-    client.force_login(StaffFactory(is_superuser=True))
+    client.force_login(make_staff(is_superuser=True))
     response = client.post(
         "/admin/studies/study/",
         {"action": "delete_selected", "_selected_action": [demo_study.pk]},
