@@ -11,6 +11,7 @@ The graph is built by grimp, import-linter's graph library, from the source (not
 """
 from __future__ import annotations
 
+import logging
 import re
 from pathlib import Path
 
@@ -83,7 +84,17 @@ def test_apps_depend_only_downwards():
 
     config = api.read_configuration(str(REPO / "pyproject.toml"))
     assert config["contracts_options"], "no import-linter contracts configured"
-    assert lint_imports(config_filename=str(REPO / "pyproject.toml"), no_cache=True) == 0
+    # The CLI configures logging with dictConfig's default, which disables every logger that
+    # exists: the app's own loggers stayed off for the rest of the worker's tests, and a later
+    # test that reads a warning with caplog failed, or not, by the order the files ran in.
+    loggers = [log for log in logging.root.manager.loggerDict.values() if isinstance(log, logging.Logger)]
+    disabled = {log: log.disabled for log in loggers}
+    try:
+        assert lint_imports(config_filename=str(REPO / "pyproject.toml"), no_cache=True) == 0
+    finally:
+        for log, was in disabled.items():
+            log.disabled = was
+    assert not logging.getLogger("spotlight_study.stimuli.jobs.runner").disabled
 
 
 def test_analysis_imports_no_django_and_no_app(graph):
