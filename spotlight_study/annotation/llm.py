@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-
-import openai
+from typing import TYPE_CHECKING
 
 from .errors import InvalidReply
 from .models import COMPARED_FIELDS, Exclusion
+
+if TYPE_CHECKING:  # openai takes about 0.5 s to import; stimuli.generation imports it
+    import openai
 
 #: What each compared field means, told to the model (the annotator page's wording).
 FIELD_QUESTIONS = {

@@ -13,8 +13,8 @@ allow-list, and hands only that to :mod:`.llm`.
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
-import openai
 from django.db import IntegrityError, transaction
 
 from spotlight_study.stimuli.jobs.llm import llm_client, llm_run_wrap_up
@@ -26,6 +26,9 @@ from .models import Item, MachineCodingJob, MachineLabel
 from .pilot_round import served_rounds_filter
 from .selectors import blind_item, item_queryset
 from .services.queue import items_sync
+
+if TYPE_CHECKING:  # openai takes about 0.5 s to import; stimuli.generation imports it
+    import openai
 
 logger = logging.getLogger(__name__)
 

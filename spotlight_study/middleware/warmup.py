@@ -1,7 +1,8 @@
 """Pay a process's one-off costs when the handler is built, not in its first requests.
 
-Django imports the URLconf (and with it every app's views and what they import: the OpenAI
-client, the analysis code) and compiles each template on first use. Measured on this 2-core
+Django imports the URLconf (and with it every app's views and what they import, such as the
+analysis code; the OpenAI client only when a job first needs one) and compiles each template on
+first use. Measured on this 2-core
 machine, the first participant flow of a fresh process cost about 2 s of CPU instead of about
 0.1 s, almost all of it the URLconf's imports. Under a pre-forking server every worker paid it
 again after the fork, in the middle of the traffic it had just started to serve.

@@ -8,16 +8,23 @@ are the ``openai`` client's own, bounded by ``max_retries``. The key is never lo
 """
 from __future__ import annotations
 
-import openai
+from typing import TYPE_CHECKING
 
 from .errors import GenerationError
 
-# Errors that may go away if the whole job is tried again later (after the client's own retries).
-TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
-    openai.APIConnectionError,  # includes APITimeoutError
-    openai.RateLimitError,
-    openai.InternalServerError,
-)
+# The openai package takes about 0.5 s of CPU to import, and every process that loads the URLs
+# (each server, each management command's checks) would pay it: it is imported here, by the
+# functions that make a client or classify its errors, and nowhere else.
+if TYPE_CHECKING:
+    import openai
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Whether ``exc`` may go away if the whole job is tried again later (after the client's own
+    retries): a connection error or timeout, a 429, or a 5xx from the server."""
+    import openai
+
+    return isinstance(exc, (openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError))
 
 
 def make_client(*, base_url: str, api_key: str, max_retries: int, timeout_s: float) -> openai.OpenAI:
@@ -27,6 +34,8 @@ def make_client(*, base_url: str, api_key: str, max_retries: int, timeout_s: flo
     because the client refuses an empty key. ``max_retries`` is the client's retry budget per
     request; ``timeout_s`` the timeout per request in seconds.
     """
+    import openai
+
     return openai.OpenAI(
         base_url=base_url,
         api_key=api_key or "no-key",
@@ -52,7 +61,7 @@ def complete(
     GenerationError
         If the answer has no text.
     openai.APIError
-        Whatever the client raises once its own retries are spent (see :data:`TRANSIENT_ERRORS`).
+        Whatever the client raises once its own retries are spent (see :func:`is_transient`).
     """
     kwargs = {}
     if seed is not None:
@@ -77,6 +86,8 @@ def safe_error_message(exc: BaseException, *, secret: str) -> str:
     Servers sometimes echo the key they received (e.g. "Incorrect API key provided: ..."), so the
     key is replaced by ``[redacted]`` wherever it appears.
     """
+    import openai
+
     if isinstance(exc, openai.APIStatusError):
         text = f"The server answered {exc.status_code}: {exc.message}"
     elif isinstance(exc, openai.APITimeoutError):

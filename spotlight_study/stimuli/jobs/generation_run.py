@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import logging
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-import openai
 from django.conf import settings
 
 from .. import generation
 from ..models import GenerationJob, JobStatus, Output
 from .llm import llm_client, llm_run_wrap_up
 from .state import HEARTBEAT_SECONDS, job_claim, job_finish, job_report
+
+if TYPE_CHECKING:  # openai takes about 0.5 s to import; stimuli.generation imports it
+    import openai
 
 logger = logging.getLogger(__name__)
 

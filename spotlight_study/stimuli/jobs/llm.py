@@ -8,14 +8,17 @@ removed from every message (:func:`~..generation.safe_error_message`).
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
-import openai
 from django.conf import settings
 
 from .. import generation
 from ..errors import TransientGenerationError
 from ..models import Job, JobStatus
 from .state import job_finish, job_record_stop, job_requeue_for_retry
+
+if TYPE_CHECKING:  # openai takes about 0.5 s to import; generation.make_client imports it
+    import openai
 
 logger = logging.getLogger(__name__)
 
@@ -46,7 +49,7 @@ def llm_run_wrap_up(
     Returns ``False`` if the run neither ``stopped`` nor met an ``error``: it completed, and the
     caller records its outcome. A run that ``stopped`` (its job was cancelled or taken over)
     records ``done`` and leaves the status to whoever changed it. For an ``error`` from the API:
-    a transient error (:data:`~..generation.TRANSIENT_ERRORS`: 429, 5xx, connection) on a run
+    a transient error (:func:`~..generation.is_transient`: 429, 5xx, connection) on a run
     that is not the final attempt queues the job again ("Will try again: ...") and raises, so
     that the caller retries on the schedule of :mod:`.retry`. Otherwise the job fails with the
     server's message ("Gave up after retries: ..." for a transient error).
@@ -62,7 +65,7 @@ def llm_run_wrap_up(
     if error is None:
         return False
     message = generation.safe_error_message(error, secret=settings.OPENAI_API_KEY)
-    transient = isinstance(error, generation.TRANSIENT_ERRORS)
+    transient = generation.is_transient(error)
     if transient and not final_attempt:
         job_requeue_for_retry(model, job_id=job_id, run_id=run_id, message=message, done=done)
         raise TransientGenerationError(message)
