@@ -20,6 +20,7 @@ participant's erasure leaves the scores it raised (both are evidence only: docs/
 """
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable
 
 from django.db.models import Q
@@ -89,11 +90,14 @@ def near_duplicate_record(
     """The new answer's ``near_duplicate_score`` and the earlier answers it raises.
 
     Reads the saved answers of the other participants in setting ``setting_id`` and the same
-    population (one query), scores them (:func:`near_duplicate_scores`) and raises the stored
-    score of each earlier answer that the new one beats (one ``UPDATE`` per such answer; most
-    answers resemble none). Returns ``(score, {row id: score})``: the highest similarity (0
-    when none reaches the floor) and the rows scored at or above the floor (each now holds at
-    least its score). Run inside the answer's transaction.
+    population, with their stored scores (one query), scores them (:func:`near_duplicate_scores`)
+    and raises the stored score of each earlier answer that the new one beats: one ``UPDATE``
+    per distinct new score among them, so at most 31 (scores 70-100) and usually none. An answer
+    already at or above its new score is not written again: when many participants paste the
+    same text, the save of the hundredth does not rewrite the ninety-nine before it (it did,
+    one ``UPDATE`` each, until issue 24's profile of the flow). Returns ``(score, {row id:
+    score})``: the highest similarity (0 when none reaches the floor) and the rows scored at or
+    above the floor (each now holds at least its score). Run inside the answer's transaction.
     """
     others = list(
         TaskResponse.objects.filter(
@@ -101,11 +105,17 @@ def near_duplicate_record(
         )
         .exclude(participant_id=participant_id)
         .order_by()
-        .values_list("pk", "answer")
+        .values_list("pk", "answer", "near_duplicate_score")
     )
-    scores = near_duplicate_scores(answer, others)
+    scores = near_duplicate_scores(answer, [(pk, text) for pk, text, _stored in others])
+    stored = {pk: score for pk, _text, score in others}
+    raised: dict[int, list[int]] = defaultdict(list)
     for pk, score in scores.items():
+        if stored[pk] is None or stored[pk] < score:
+            raised[score].append(pk)
+    for score, pks in raised.items():
+        # Still conditional: a concurrent save may have raised a row since it was read.
         TaskResponse.objects.filter(
-            Q(near_duplicate_score__isnull=True) | Q(near_duplicate_score__lt=score), pk=pk
+            Q(near_duplicate_score__isnull=True) | Q(near_duplicate_score__lt=score), pk__in=pks
         ).update(near_duplicate_score=score)
     return max(scores.values(), default=0), scores

@@ -165,6 +165,28 @@ def test_near_duplicates_are_scored_on_both_answers(demo_study):
     assert {score[(w, "angler")] for w in (first, second, third)} == {100}
 
 
+def test_a_shared_answer_does_not_rewrite_the_answers_that_already_hold_its_score(demo_study):
+    """Five participants write the same training answer: each save reads the others once and
+    writes only the rows whose stored score it raises (the second save raises the first; later
+    saves raise none), never one UPDATE per earlier answer."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    updates = []
+    for _ in range(5):
+        w = Walker(Client(), demo_study.slug)
+        w.enter(); w.consent(); w.instructions()
+        w.page()
+        with CaptureQueriesContext(connection) as queries:
+            w.post({w.answer_field(): "The first group fishes by day, the second at night.", "client_events": ""})
+        updates.append(sum(
+            1 for q in queries.captured_queries
+            if q["sql"].startswith('UPDATE "participation_taskresponse" SET "near_duplicate_score"')
+        ))
+    assert updates == [0, 1, 0, 0, 0]
+    assert set(TaskResponse.objects.filter(position=0).values_list("near_duplicate_score", flat=True)) == {100}
+
+
 def _rows(study, values):
     setting = study.settings.filter(kind=Setting.Kind.MAIN).order_by("position").first()
     now = timezone.now()
