@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Create the virtualenv and install the project from the lock file (requirements.lock: exact
-# pins with hashes, refreshed by ./scripts/lock.sh). Idempotent and quick when nothing changed:
+# pins with hashes, refreshed by ./scripts/lock.sh) with uv (requirements-uv.lock, the same). Idempotent and quick when nothing changed:
 # the install is skipped while pyproject.toml and requirements.lock are unchanged.
 #
 # Environment:
@@ -32,13 +32,16 @@ if [ ! -x "$VENV/bin/python" ]; then
   echo "Creating $VENV with $("$PY" --version 2>&1)"
   "$PY" -m venv "$VENV"
 fi
-stamp="$VENV/.installed-$(cat pyproject.toml requirements.lock | sha256sum | cut -c1-16)"
+stamp="$VENV/.installed-$(cat pyproject.toml requirements.lock requirements-uv.lock | sha256sum | cut -c1-16)"
 if [ ! -f "$stamp" ]; then
-  "$VENV/bin/python" -m pip install --quiet --upgrade pip
+  # The installer first: uv, pinned and hash-checked (requirements-uv.lock). It installs the lock
+  # in about 6 s where pip took about 40 s, and every CI run creates two virtualenvs.
+  "$VENV/bin/python" -m pip install --quiet --require-hashes -r requirements-uv.lock
   # Every third-party package comes from the lock, hash-checked; the project itself is then
   # installed without resolving anything again.
-  "$VENV/bin/python" -m pip install --quiet --require-hashes -r requirements.lock
-  "$VENV/bin/python" -m pip install --quiet --no-deps -e .
+  "$VENV/bin/python" -m uv pip install --quiet --python "$VENV/bin/python" --require-hashes \
+    -r requirements.lock
+  "$VENV/bin/python" -m uv pip install --quiet --python "$VENV/bin/python" --no-deps -e .
   rm -f "$VENV"/.installed-*
   touch "$stamp"
 fi

@@ -21,4 +21,14 @@ grep -v '^# ' requirements.lock > requirements.lock.tmp || true
   cat requirements.lock.tmp
 } > requirements.lock
 rm -f requirements.lock.tmp
-echo "requirements.lock refreshed; run ./scripts/bootstrap.sh to install it."
+# The installer scripts/bootstrap.sh uses, pinned to the uv that wrote the lock, with the hashes
+# of its wheels for every platform.
+echo "uv==$("$UV" --version | awk '{print $2}')" > requirements-uv.in.tmp
+"$UV" pip compile requirements-uv.in.tmp --universal --generate-hashes --python-version 3.11 \
+  --no-header --quiet -o requirements-uv.lock.tmp >/dev/null
+{
+  echo "# The installer of scripts/bootstrap.sh, pinned with hashes. Refresh: ./scripts/lock.sh"
+  cat requirements-uv.lock.tmp
+} > requirements-uv.lock
+rm -f requirements-uv.in.tmp requirements-uv.lock.tmp
+echo "requirements.lock and requirements-uv.lock refreshed; run ./scripts/bootstrap.sh to install them."
