@@ -87,6 +87,17 @@ class AxeLedger:
         self.rows.append(row)
         return row
 
+    def check_widths(self, page: Page, name: str, widths: tuple[dict, ...] = (DESKTOP, PHONE)) -> None:
+        """Run :meth:`check` on ``page`` as it is now at each of ``widths`` (viewport sizes, CSS
+        px), then give the page its first width back. The layout follows each width at once (the
+        stylesheet's media queries), so one walk through the pages checks them all at both
+        widths; the page is measured after its load event, when its stylesheet applies."""
+        page.wait_for_load_state("load")
+        for viewport in widths:
+            page.set_viewport_size(viewport)
+            self.check(page, name)
+        page.set_viewport_size(widths[0])
+
     def table(self) -> str:
         """The rows as a plain-text table: page, width, one column per impact, the failed rules,
         then the rules left for a person to review."""

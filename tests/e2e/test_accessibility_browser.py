@@ -2,7 +2,8 @@
 item page and the adjudication page (issue 25; docs/accessibility.md).
 
 Each test walks the real pages of the live server in Chromium, runs axe-core (:mod:`.a11y`) on
-each page it reaches, and fails at its end if any page has a violation of impact serious or
+each page it reaches at both widths (``AxeLedger.check_widths``: one walk, two checks a page),
+and fails at its end if any page has a violation of impact serious or
 critical, or a minor or moderate one not accepted in docs/accessibility.md (``a11y.ACCEPTED``),
 with the table of all pages checked (``pytest -rP`` prints it for a passing test too).
 """
@@ -23,83 +24,73 @@ from spotlight_study.participation.models import Participant
 from spotlight_study.studies.models import Study
 
 from ..conftest import Walker
-from .a11y import DESKTOP, PHONE, AxeLedger
+from .a11y import AxeLedger
 from .participant import EMPTY_ANSWER_ERROR, enter, expect_task, fill_survey, hex24, submit
 from .staff import log_in
 
 pytestmark = pytest.mark.browser
 
-WIDTHS = pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
 PASSWORD = "a11y-e2e-password"
-
-
-def _at(page: Page, viewport: dict) -> Page:
-    page.set_viewport_size(viewport)
-    return page
 
 
 def _step_url(base: str, slug: str) -> str:
     return f"{base}/s/{slug}/step/"
 
 
-@WIDTHS
-def test_participant_flow_pages_have_no_serious_violations(page, live_server, live_demo_study, viewport):
+def test_participant_flow_pages_have_no_serious_violations(page, live_server, live_demo_study):
     """Consent, the decline confirmation, instructions, training (also refused), both main tasks,
     the survey (also refused) and the completed done page."""
     study = live_demo_study
     axe = AxeLedger()
-    _at(page, viewport)
     enter(page, live_server.url, study.slug)
-    axe.check(page, "consent")
+    axe.check_widths(page, "consent")
     page.get_by_role("button", name="I do not agree").click()
     expect(page.get_by_role("heading", name="Not taking part?")).to_be_visible()
-    axe.check(page, "consent: confirm decline")
+    axe.check_widths(page, "consent: confirm decline")
     page.get_by_role("link", name="Back to the consent form").click()
     page.get_by_role("button", name="I agree and want to take part").click()
     expect(page.locator(".progress")).to_have_text("Instructions, step 1 of 2")
-    axe.check(page, "instructions")
+    axe.check_widths(page, "instructions")
     page.get_by_role("button", name="Continue").click()
     expect_task(page, "Instructions, step 2 of 2")
-    axe.check(page, "training")
+    axe.check_widths(page, "training")
     submit(page)
     expect(page.get_by_text(EMPTY_ANSWER_ERROR)).to_be_visible()
-    axe.check(page, "training: empty answer refused")
+    axe.check_widths(page, "training: empty answer refused")
     page.locator("textarea").fill("The people in group 2 go fishing at night.")
     submit(page)
     for n in (1, 2):
         expect_task(page, f"Task {n} of 2")
-        axe.check(page, f"task {n}")
+        axe.check_widths(page, f"task {n}")
         page.locator("textarea").fill("Group 1 harvests maize, group 2 wheat.")
         submit(page)
     expect(page.get_by_role("heading", name="A few questions about the tasks")).to_be_visible()
-    axe.check(page, "survey")
+    axe.check_widths(page, "survey")
     page.get_by_role("button", name="Finish and return to Prolific").click()
     expect(page.locator(".error-summary")).to_be_visible()
-    axe.check(page, "survey: incomplete refused")
+    axe.check_widths(page, "survey: incomplete refused")
     fill_survey(page)
     page.get_by_role("button", name="Finish and return to Prolific").click()
     page.wait_for_url("https://app.prolific.com/**")
     page.goto(_step_url(live_server.url, study.slug))
     expect(page.get_by_role("heading", name="Thank you")).to_be_visible()
-    axe.check(page, "done: completed")
+    axe.check_widths(page, "done: completed")
     axe.assert_none_blocking()
 
 
-@WIDTHS
-def test_end_pages_have_no_serious_violations(page, live_server, live_demo_study, viewport):
+def test_end_pages_have_no_serious_violations(page, live_server, live_demo_study):
     """The done page after declining and after a failed instruction check, and the ended page
     (Prolific returned the submission)."""
     study = live_demo_study
     axe = AxeLedger()
     step = _step_url(live_server.url, study.slug)
-    _at(page, viewport)
     enter(page, live_server.url, study.slug)
     page.get_by_role("button", name="I do not agree").click()
     page.get_by_role("button", name="Yes, I do not agree: end the study").click()
     page.wait_for_url("https://app.prolific.com/**")
     page.goto(step)
     expect(page.get_by_text("You chose not to take part.")).to_be_visible()
-    axe.check(page, "done: no consent")
+    axe.check_widths(page, "done: no consent")
 
     # The demo study continues after a failed check (continue_and_flag): put a participant in
     # the state that a study with failed_check_policy "end" leaves.
@@ -110,20 +101,19 @@ def test_end_pages_have_no_serious_violations(page, live_server, live_demo_study
     )
     page.goto(step)
     expect(page.get_by_role("heading", name="The study ends here")).to_be_visible()
-    axe.check(page, "done: failed instruction check")
+    axe.check_widths(page, "done: failed instruction check")
 
     page.context.clear_cookies()
     pid = enter(page, live_server.url, study.slug)
     Participant.objects.filter(prolific_pid=pid).update(status=Participant.Status.RETURNED)
     page.goto(step)
     expect(page.get_by_role("heading", name="This session has ended")).to_be_visible()
-    axe.check(page, "ended: returned on Prolific")
+    axe.check_widths(page, "ended: returned on Prolific")
     axe.assert_none_blocking()
 
 
-@WIDTHS
 def test_refusal_and_error_pages_have_no_serious_violations(
-    page, live_server, live_demo_study, viewport, settings, monkeypatch
+    page, live_server, live_demo_study, settings, monkeypatch
 ):
     """The pages a participant may meet instead of a step: an incomplete link, an unknown study,
     no session, a study not open, a refused arrival, too many arrivals, an out-of-date form and
@@ -131,19 +121,18 @@ def test_refusal_and_error_pages_have_no_serious_violations(
     study = live_demo_study
     base = live_server.url
     axe = AxeLedger()
-    _at(page, viewport)
 
     page.goto(f"{base}/s/{study.slug}/?PROLIFIC_PID=not-an-id")
     expect(page.get_by_role("heading", name="This study link is incomplete")).to_be_visible()
-    axe.check(page, "entry error (incomplete link)")
+    axe.check_widths(page, "entry error (incomplete link)")
     page.goto(f"{base}/s/no-such-study/")
     expect(page.get_by_role("heading", name="Study not found")).to_be_visible()
-    axe.check(page, "unknown study")
+    axe.check_widths(page, "unknown study")
     page.goto(_step_url(base, study.slug))
     expect(page.get_by_role("heading", name="We could not find your session")).to_be_visible()
-    axe.check(page, "no session")
+    axe.check_widths(page, "no session")
     page.goto(f"{base}/no-such-page/")
-    axe.check(page, "404 page")
+    axe.check_widths(page, "404 page")
 
     # A SESSION_ID already used by another participant is refused.
     session_id = hex24()
@@ -152,14 +141,14 @@ def test_refusal_and_error_pages_have_no_serious_violations(
         f"{base}/s/{study.slug}/?PROLIFIC_PID={hex24()}&STUDY_ID={hex24()}&SESSION_ID={session_id}"
     )
     expect(page.locator("h1")).to_have_text("This Prolific session was already used")
-    axe.check(page, "arrival refused")
+    axe.check_widths(page, "arrival refused")
 
     # A form posted from a page whose CSRF token no longer matches.
     enter(page, base, study.slug)
     page.locator("input[name=csrfmiddlewaretoken]").evaluate("(el) => { el.value = 'x'.repeat(64); }")
     page.get_by_role("button", name="I agree and want to take part").click()
     expect(page.get_by_role("heading", name="This page was out of date")).to_be_visible()
-    axe.check(page, "out-of-date form (CSRF)")
+    axe.check_widths(page, "out-of-date form (CSRF)")
 
     # Too many new arrivals from one address: the window's end is pinned as in
     # tests/participation/test_arrival.py, so the count cannot restart mid-test.
@@ -172,7 +161,7 @@ def test_refusal_and_error_pages_have_no_serious_violations(
     page.context.clear_cookies()
     page.goto(f"{base}/s/{study.slug}/?PROLIFIC_PID={hex24()}&STUDY_ID={hex24()}&SESSION_ID={hex24()}")
     expect(page.get_by_role("heading", name="Please wait a moment")).to_be_visible()
-    axe.check(page, "too many arrivals")
+    axe.check_widths(page, "too many arrivals")
     settings.ENTRY_RATE_LIMIT = "off"
     cache.clear()
 
@@ -180,7 +169,7 @@ def test_refusal_and_error_pages_have_no_serious_violations(
     page.context.clear_cookies()
     page.goto(f"{base}/s/{study.slug}/?PROLIFIC_PID={hex24()}&STUDY_ID={hex24()}&SESSION_ID={hex24()}")
     expect(page.get_by_role("heading", name="This study is not open at the moment")).to_be_visible()
-    axe.check(page, "study not open")
+    axe.check_widths(page, "study not open")
     axe.assert_none_blocking()
 
 
@@ -188,9 +177,8 @@ def _label(identified: bool) -> LabelInput:
     return LabelInput(identified=identified, surface_difference=False, no_difference=False)
 
 
-@WIDTHS
 def test_annotator_item_and_adjudication_pages_have_no_serious_violations(
-    browser, live_server, live_demo_study, viewport
+    browser, live_server, live_demo_study
 ):
     """The annotator's queue and item page, and the adjudicator's list and adjudication page of an
     item two annotators disagreed on."""
@@ -210,32 +198,31 @@ def test_annotator_item_and_adjudication_pages_have_no_serious_violations(
     axe = AxeLedger()
     base = live_server.url
 
-    annotator = _at(log_in(browser, base, "a11y-ann2", PASSWORD), viewport)
+    annotator = log_in(browser, base, "a11y-ann2", PASSWORD)
     annotator.goto(f"{base}/annotate/")
-    axe.check(annotator, "annotation home")
+    axe.check_widths(annotator, "annotation home")
     annotator.goto(f"{base}/annotate/{study.slug}/")
-    axe.check(annotator, "annotation queue")
+    axe.check_widths(annotator, "annotation queue")
     annotator.get_by_role("button", name="Next item").click()
     expect(annotator.get_by_role("heading", name="The answer")).to_be_visible()
-    axe.check(annotator, "annotation item")
+    axe.check_widths(annotator, "annotation item")
     annotator.get_by_role("button", name="Save", exact=True).click()
     expect(annotator.locator(".errorlist, .error-summary").first).to_be_visible()
-    axe.check(annotator, "annotation item: incomplete refused")
+    axe.check_widths(annotator, "annotation item: incomplete refused")
     annotator.context.close()
 
-    adjudicator = _at(log_in(browser, base, "a11y-adj", PASSWORD), viewport)
+    adjudicator = log_in(browser, base, "a11y-adj", PASSWORD)
     adjudicator.goto(f"{base}/annotate/{study.slug}/adjudicate/")
     expect(adjudicator.locator("#pending-count")).to_have_text("1")
-    axe.check(adjudicator, "adjudication list")
+    axe.check_widths(adjudicator, "adjudication list")
     adjudicator.get_by_role("link", name=disputed).click()
     expect(adjudicator.get_by_role("button", name="Save the final label")).to_be_visible()
-    axe.check(adjudicator, "adjudication item")
+    axe.check_widths(adjudicator, "adjudication item")
     adjudicator.context.close()
     axe.assert_none_blocking()
 
 
-@WIDTHS
-def test_the_reread_page_has_no_serious_violations(page, live_server, viewport):
+def test_the_reread_page_has_no_serious_violations(page, live_server):
     """The "please read the instructions again" page of a study with two instruction-check
     attempts, reached by failing the first one."""
     from spotlight_study.studies.schema import parse_study_file
@@ -248,11 +235,10 @@ def test_the_reread_page_has_no_serious_violations(page, live_server, viewport):
     data["instruction_check_attempts"] = 2
     study = study_import(data=data)
     axe = AxeLedger()
-    _at(page, viewport)
     enter(page, live_server.url, study.slug)
     to_training(page)
     page.locator("textarea").fill("I clicked through without reading what this is about.")
     submit(page)
     expect(page.get_by_role("heading", name="Please read the instructions again")).to_be_visible()
-    axe.check(page, "re-read the instructions")
+    axe.check_widths(page, "re-read the instructions")
     axe.assert_none_blocking()
