@@ -146,16 +146,20 @@ def stop_process(process: subprocess.Popen, *, timeout_s: float = 20,
     pipe). Raises nothing for a process that had already exited.
     """
     def send(sig: int) -> None:
-        if process.poll() is None:
-            if process_group:
-                os.killpg(process.pid, sig)
-            else:
-                process.send_signal(sig)
+        if not process_group:
+            process.send_signal(sig)  # nothing, once the process has been reaped
+            return
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:  # the whole group is gone already
+            pass
 
-    send(signal.SIGTERM)
+    if process.poll() is None:
+        send(signal.SIGTERM)
     try:
         out, _ = process.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
+        # Unconditionally: the leader may exit at the last moment and leave its children.
         send(signal.SIGKILL)
         out, _ = process.communicate()
     return out
