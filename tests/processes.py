@@ -143,7 +143,7 @@ def stop_process(process: subprocess.Popen, *, timeout_s: float = 20,
     exited within ``timeout_s`` seconds; wait for it either way.
 
     Returns what it wrote to its stdout pipe and was not read yet (None when stdout is not a
-    pipe). Raises nothing for a process that had already exited.
+    pipe). A process that has already exited is only waited for; nothing is raised for it.
     """
     def send(sig: int) -> None:
         if not process_group:
@@ -173,9 +173,9 @@ def wait_until_ready(ready: Callable[[], bool], *, timeout_s: float, interval_s:
                      process: subprocess.Popen | None = None, what: str = "the process") -> None:
     """Call ``ready()`` every ``interval_s`` seconds until it returns true, then return None.
 
-    ``ready`` must itself turn a refused connection into False. Raises :class:`NotReady`
-    (naming ``what``) if ``process`` has exited before a call, or ``timeout_s`` seconds have
-    passed after a call that returned false.
+    ``ready`` must return False, not raise, while the process is not ready yet (a refused
+    connection, say). Raises :class:`NotReady` (naming ``what``) if ``process`` has exited
+    before a call, or ``timeout_s`` seconds have passed after a call that returned false.
     """
     deadline = time.monotonic() + timeout_s
     while True:
