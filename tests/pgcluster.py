@@ -9,10 +9,10 @@ from __future__ import annotations
 import glob
 import os
 import shutil
-import subprocess
 import tempfile
-import time
 from pathlib import Path
+
+from .processes import NotReady, run_command, wait_until_ready
 
 
 def postgres_bindir() -> Path | None:
@@ -49,7 +49,7 @@ class Cluster:
         command = [str(self.bindir / tool), *args]
         if self._as_postgres:
             command = ["runuser", "-u", "postgres", "--", *command]
-        result = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        result = run_command(command, cwd=None, timeout=120)
         if result.returncode != 0:
             raise RuntimeError(f"{tool} failed: {result.stdout}{result.stderr}")
 
@@ -58,14 +58,12 @@ class Cluster:
         options = f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.root} -c fsync=off"
         self._run("pg_ctl", "-D", str(self.data), "-l", str(self.root / "log"), "-o", options,
                   "-w", "-t", "60", "start")
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            probe = subprocess.run([str(self.bindir / "pg_isready"), "-h", "127.0.0.1", "-p", str(self.port)],
-                                   capture_output=True)
-            if probe.returncode == 0:
-                return
-            time.sleep(0.2)
-        raise RuntimeError("the throwaway PostgreSQL did not accept connections within 60 s")
+        probe = [str(self.bindir / "pg_isready"), "-h", "127.0.0.1", "-p", str(self.port)]
+        try:
+            wait_until_ready(lambda: run_command(probe, cwd=None, timeout=None).returncode == 0,
+                             timeout_s=60, interval_s=0.2, what="the throwaway PostgreSQL")
+        except NotReady:
+            raise RuntimeError("the throwaway PostgreSQL did not accept connections within 60 s") from None
 
     def stop(self) -> None:
         """Stop the server (fast mode: open connections are cut, as in an outage)."""

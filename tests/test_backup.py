@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from .conftest import REPO, new_id
+from .processes import run_python, run_script
 from .security.conftest import _start_server, procfile_web_command
 from .stimuli.conftest import database_url_for_subprocess
 
@@ -30,14 +31,12 @@ def _script(name: str, *args: str, database_url: str | None, timeout: int = 300)
     env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
     if database_url is not None:
         env["DATABASE_URL"] = database_url
-    return subprocess.run(["bash", f"scripts/{name}", *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=timeout)
+    return run_script(f"scripts/{name}", *args, env=env, timeout=timeout)
 
 
 def _manage(*args: str, database_url: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "DATABASE_URL": database_url, "DJANGO_SETTINGS_MODULE": "spotlight_study.settings"}
-    return subprocess.run([sys.executable, "manage.py", *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=300)
+    return run_python("manage.py", *args, env=env, timeout=300)
 
 
 class Load:

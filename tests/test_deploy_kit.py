@@ -9,12 +9,11 @@ import re
 import shutil
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from .conftest import REPO
+from .processes import VENV_BIN, run_command, run_python, run_script, start_server
 
 DOMAIN = "study.example.org"
 UNITS = ("spotlight-web.service", "spotlight-worker.service", "spotlight-beat.service",
@@ -23,8 +22,7 @@ UNITS = ("spotlight-web.service", "spotlight-worker.service", "spotlight-beat.se
 
 def _install(*args: str, timeout: int = 900) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "DJANGO_SETTINGS_MODULE")}
-    return subprocess.run(["bash", "deploy/install.sh", "--domain", DOMAIN, *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=timeout)
+    return run_script("deploy/install.sh", "--domain", DOMAIN, *args, env=env, timeout=timeout)
 
 
 def _tree(root: Path) -> dict[str, str]:
@@ -41,7 +39,7 @@ def _tree(root: Path) -> dict[str, str]:
 def scratch_root(tmp_path_factory) -> Path:
     """deploy/install.sh run once into a scratch root, reusing the test run's virtualenv."""
     root = tmp_path_factory.mktemp("scratch-root")
-    result = _install("--root", str(root), "--venv", str(Path(sys.executable).parent.parent))
+    result = _install("--root", str(root), "--venv", str(VENV_BIN.parent))
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     root.joinpath("first-run.log").write_text(result.stdout)
     return root
@@ -93,8 +91,7 @@ def test_install_migrates_and_collects_the_static_files(scratch_root):
         if "=" in line and not line.startswith("#"):
             key, value = line.split("=", 1)
             env[key] = value
-    result = subprocess.run([sys.executable, "manage.py", "migrate", "--check"], cwd=app, env=env,
-                            capture_output=True, text=True, timeout=300)
+    result = run_python("manage.py", "migrate", "--check", cwd=app, env=env, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -104,7 +101,7 @@ def test_the_units_name_uwsgi_ini_and_pass_systemd_analyze_verify(scratch_root):
     units = scratch_root / "etc/systemd/system"
     web = (units / "spotlight-web.service").read_text()
     assert "uwsgi --ini uwsgi.ini --http-socket 127.0.0.1:8000" in web and "ExecReload=/bin/kill -HUP $MAINPID" in web
-    assert f"--binary-path {Path(sys.executable).parent}/python" in web  # the reload re-execs the venv's Python
+    assert f"--binary-path {VENV_BIN}/python" in web  # the reload re-execs the venv's Python
     assert "celery -A spotlight_study worker" in (units / "spotlight-worker.service").read_text()
     assert "celery -A spotlight_study beat" in (units / "spotlight-beat.service").read_text()
     for name in UNITS:
@@ -115,8 +112,7 @@ def test_the_units_name_uwsgi_ini_and_pass_systemd_analyze_verify(scratch_root):
             assert f"{scratch_root}/etc/spotlight/env" in text, name  # EnvironmentFile= or --env-file
     if shutil.which("systemd-analyze") is None:
         pytest.skip("systemd-analyze is not installed")
-    verify = subprocess.run(["systemd-analyze", "verify", *(f"./{n}" for n in UNITS)], cwd=units,
-                            capture_output=True, text=True, timeout=120)
+    verify = run_command(["systemd-analyze", "verify", *(f"./{n}" for n in UNITS)], cwd=units, timeout=120)
     assert verify.returncode == 0, verify.stdout + verify.stderr
 
 
@@ -126,8 +122,7 @@ def test_systemd_analyze_verify_rejects_a_broken_unit(tmp_path):
         pytest.skip("systemd-analyze is not installed")
     broken = tmp_path / "broken.service"
     broken.write_text("[Service]\nExecStart=uwsgi --ini uwsgi.ini\nType=sometimes\n")
-    verify = subprocess.run(["systemd-analyze", "verify", "./broken.service"], cwd=tmp_path,
-                            capture_output=True, text=True, timeout=120)
+    verify = run_command(["systemd-analyze", "verify", "./broken.service"], cwd=tmp_path, timeout=120)
     assert verify.returncode != 0
 
 
@@ -139,15 +134,15 @@ def test_the_caddyfile_proxies_to_uwsgi_and_validates(scratch_root):
     assert f"root * {scratch_root}/opt/spotlight/app/staticfiles" in text and "@SITE@" not in text
     if shutil.which("caddy") is None:
         pytest.skip("caddy is not installed")
-    result = subprocess.run(["caddy", "validate", "--adapter", "caddyfile", "--config", str(caddyfile)],
-                            capture_output=True, text=True, timeout=120)
+    result = run_command(["caddy", "validate", "--adapter", "caddyfile", "--config", str(caddyfile)],
+                         cwd=None, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_a_second_run_changes_nothing_and_keeps_the_secrets(scratch_root):
     """Idempotent: run again, every file (env file, units, Caddyfile) is byte for byte the same."""
     before = _tree(scratch_root)
-    result = _install("--root", str(scratch_root), "--venv", str(Path(sys.executable).parent.parent))
+    result = _install("--root", str(scratch_root), "--venv", str(VENV_BIN.parent))
     assert result.returncode == 0, result.stderr[-3000:]
     assert "present: kept as it is" in result.stdout and "No migrations to apply" in result.stdout
     assert result.stdout.count("unchanged ") == len(UNITS) + 1
@@ -158,7 +153,7 @@ def test_a_second_run_changes_nothing_and_keeps_the_secrets(scratch_root):
 
 def test_bad_arguments_are_refused_with_a_message():
     """No --domain, or a domain with a slash: exit 1 naming the problem, nothing done."""
-    missing = subprocess.run(["bash", "deploy/install.sh", "--dry-run"], cwd=REPO, capture_output=True, text=True)
+    missing = run_script("deploy/install.sh", "--dry-run", timeout=None)
     assert missing.returncode == 1 and "--domain is required" in missing.stderr
     bad = _install("--dry-run", "--domain", "evil.org/x")
     assert bad.returncode == 1 and "is not a host name" in bad.stderr
@@ -167,8 +162,7 @@ def test_bad_arguments_are_refused_with_a_message():
 def test_upgrade_dry_run_backs_up_before_it_migrates_and_reloads_gracefully():
     """upgrade.sh --dry-run: the backup comes before the checkout and migrate; the web server is
     reloaded (graceful), not restarted."""
-    result = subprocess.run(["bash", "deploy/upgrade.sh", "v9.9.9", "--dry-run"], cwd=REPO,
-                            capture_output=True, text=True, timeout=60)
+    result = run_script("deploy/upgrade.sh", "v9.9.9", "--dry-run", timeout=60)
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert out.index("scripts/backup.sh") < out.index("git checkout") < out.index("manage.py migrate")
@@ -178,7 +172,7 @@ def test_upgrade_dry_run_backs_up_before_it_migrates_and_reloads_gracefully():
 @pytest.mark.skipif(os.environ.get("DEPLOY_CHECK") != "1", reason="set DEPLOY_CHECK=1 (CI runs scripts/deploy_check.sh itself)")
 def test_deploy_check_passes():
     """scripts/deploy_check.sh: every check passes and it stops what it started."""
-    result = subprocess.run(["bash", "scripts/deploy_check.sh"], cwd=REPO, capture_output=True, text=True, timeout=600)
+    result = run_script("scripts/deploy_check.sh", timeout=600)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     assert "all 9 deployment checks passed" in result.stdout
 
@@ -202,18 +196,10 @@ def test_the_web_units_graceful_reload_answers_every_request(scratch_root, tmp_p
     command = re.search(r"^ExecStart=(.+)$", unit, flags=re.MULTILINE).group(1).replace(":8000", f":{port}").split()
     env = {**os.environ, "DEBUG": "false", "SECRET_KEY": os.environ["SECRET_KEY"], "WEB_CONCURRENCY": "1",
            "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}", "ALLOWED_HOSTS": "127.0.0.1"}
-    log = (tmp_path / "uwsgi.log").open("w")
-    server = subprocess.Popen(command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/healthz"
+    server = start_server(command, port=port, env=env, log_path=tmp_path / "uwsgi.log", ready_path="/healthz",
+                          timeout_s=90)
+    url = f"{server.url}/healthz"
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                httpx.get(url, timeout=2)
-                break
-            except httpx.TransportError:
-                assert server.poll() is None and time.monotonic() < deadline, (tmp_path / "uwsgi.log").read_text()
-                time.sleep(0.3)
         codes: list[int] = []
         stop = threading.Event()
 
@@ -229,21 +215,17 @@ def test_the_web_units_graceful_reload_answers_every_request(scratch_root, tmp_p
         prober = threading.Thread(target=probe_loop)
         prober.start()
         time.sleep(1)
-        server.send_signal(signal.SIGHUP)
+        server.process.send_signal(signal.SIGHUP)
         deadline = time.monotonic() + 90
-        while "binary reloading uWSGI" not in (tmp_path / "uwsgi.log").read_text() and time.monotonic() < deadline:
+        while "binary reloading uWSGI" not in server.log() and time.monotonic() < deadline:
             time.sleep(0.2)
         time.sleep(3)
         after = httpx.get(url, timeout=60)
         stop.set()
         prober.join()
-        text = (tmp_path / "uwsgi.log").read_text()
+        text = server.log()
         assert "binary reloading uWSGI" in text and "ModuleNotFoundError" not in text, text[-2000:]
-        assert after.status_code == 200 and server.poll() is None
+        assert after.status_code == 200 and server.process.poll() is None
         assert codes and set(codes) == {200}, codes
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=40)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        server.stop(timeout_s=40)

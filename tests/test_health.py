@@ -4,32 +4,20 @@ from __future__ import annotations
 
 import json
 import os
-import socket
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import httpx
 import pytest
 from django.db import connection
 
-from .conftest import REPO, Walker
-from .processes import run_python
+from .conftest import Walker
+from .processes import accepts_connections, path_with_venv_first, run_python, start_server
 from .pgcluster import Cluster, postgres_bindir
 
 # Ports of this test's own PostgreSQL cluster and uWSGI server (never the shared 5432).
 CLUSTER_PORT = 8656
 SERVER_PORT = 8657
 CLOSED_PORT = 8659  # nothing listens here: a configured but unreachable cache or broker
-
-
-def _reachable(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=1):
-            return True
-    except OSError:
-        return False
 
 
 def test_healthz_answers_without_touching_the_database(client, db, django_assert_num_queries):
@@ -76,7 +64,7 @@ def test_readyz_is_503_when_the_cache_and_broker_are_configured_but_down(client,
     assert str(CLOSED_PORT) not in response.content.decode()
 
 
-@pytest.mark.skipif(not _reachable(6379), reason="needs Redis on 127.0.0.1:6379")
+@pytest.mark.skipif(not accepts_connections(6379), reason="needs Redis on 127.0.0.1:6379")
 def test_readyz_checks_a_configured_redis_cache_and_broker(client, db, settings):
     """Redis as cache and broker (both up): /readyz is 200 with both "ok"."""
     settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
@@ -125,7 +113,7 @@ def _get(path: str) -> httpx.Response:
 def test_readyz_follows_a_postgresql_outage_on_a_real_server(tmp_path):
     """uWSGI (the Procfile's command) on a throwaway cluster: /readyz 200; cluster stopped: 503
     naming "database", /healthz still 200; cluster started again: 200 again."""
-    if _reachable(CLUSTER_PORT) or _reachable(SERVER_PORT):
+    if accepts_connections(CLUSTER_PORT) or accepts_connections(SERVER_PORT):
         pytest.skip(f"port {CLUSTER_PORT} or {SERVER_PORT} is taken")
     cluster = Cluster(CLUSTER_PORT)
     server = None
@@ -136,16 +124,13 @@ def test_readyz_follows_a_postgresql_outage_on_a_real_server(tmp_path):
         env.update({"DATABASE_URL": database_url, "DEBUG": "false", "SECRET_KEY": os.environ["SECRET_KEY"],
                     "WEB_CONCURRENCY": "1", "ALLOWED_HOSTS": "127.0.0.1", "CACHE_URL": "",
                     "CELERY_BROKER_URL": "memory://", "LOG_LEVEL": "WARNING",
-                    "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"})
+                    "PATH": path_with_venv_first()})
         migrate = run_python("manage.py", "migrate", "--noinput", env=env, timeout=300)
         assert migrate.returncode == 0, migrate.stdout + migrate.stderr
-        log = (tmp_path / "uwsgi.log").open("w")
-        server = subprocess.Popen(["uwsgi", "--ini", "uwsgi.ini", "--http-socket", f"127.0.0.1:{SERVER_PORT}"],
-                                  cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 60
-        while not _reachable(SERVER_PORT):
-            assert server.poll() is None and time.monotonic() < deadline, (tmp_path / "uwsgi.log").read_text()
-            time.sleep(0.2)
+        # Ready once the port accepts connections; the first answer may take long (see _get).
+        server = start_server(["uwsgi", "--ini", "uwsgi.ini", "--http-socket", f"127.0.0.1:{SERVER_PORT}"],
+                              port=SERVER_PORT, env=env, log_path=tmp_path / "uwsgi.log", ready_path=None,
+                              timeout_s=60)
 
         up = _get("/readyz")
         assert up.status_code == 200, up.text
@@ -168,9 +153,5 @@ def test_readyz_follows_a_postgresql_outage_on_a_real_server(tmp_path):
         assert again.status_code == 200 and json.loads(again.text)["status"] == "ok", again.text
     finally:
         if server is not None:
-            server.terminate()
-            try:
-                server.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                server.kill()
+            server.stop(timeout_s=30)
         cluster.destroy()

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import secrets
-import signal
-import subprocess
-import sys
-import uuid
 
 import pytest
 
 from spotlight_study.annotation.machine_coding import machine_coding_job_create
 from spotlight_study.annotation.models import MachineLabel
 from spotlight_study.stimuli.models import JobStatus
-from tests.stimuli.conftest import REPO, subprocess_env, wait_for
 from tests.openai_server import FakeCoder
+from tests.processes import start_celery_worker, stop_process
+from tests.stimuli.conftest import subprocess_env, wait_for
 from tests.stimuli.test_celery_worker import REDIS_URL, redis_db  # noqa: F401  (fixture)
 
 from .conftest import complete_participants
@@ -32,12 +29,7 @@ def test_real_worker_labels_a_study(redis_db, demo_data, settings):  # noqa: F81
         CELERY_BROKER_URL=REDIS_URL, OPENAI_BASE_URL=coder.url, OPENAI_API_KEY=api_key,
         STIMULI_JOB_RUNNER="celery", LOG_LEVEL="INFO",
     )
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "spotlight_study", "worker", "--loglevel", "INFO",
-         "--concurrency", "1", "-n", f"llm-test-{uuid.uuid4().hex[:8]}@%h",
-         "--without-gossip", "--without-mingle", "--without-heartbeat"],
-        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )
+    proc = start_celery_worker("llm-test", env=env)
     try:
         study = study_import(data=demo_data)
         complete_participants(study.slug, 2)
@@ -58,11 +50,6 @@ def test_real_worker_labels_a_study(redis_db, demo_data, settings):  # noqa: F81
         assert MachineLabel.objects.filter(job=job, status="labelled").count() == 6
         assert len(coder.bodies) == 6
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            log, _ = proc.communicate(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            log, _ = proc.communicate()
+        log = stop_process(proc, timeout_s=20)
         coder.stop()
     assert "annotation.machine_coding_job_run" in log and api_key not in log

@@ -6,12 +6,10 @@ from __future__ import annotations
 import json
 import os
 import socket
-import subprocess
-import sys
 
 import pytest
 
-from ..conftest import REPO
+from ..processes import run_python
 
 
 def _reachable(port: int) -> bool:
@@ -25,11 +23,8 @@ def _reachable(port: int) -> bool:
 def _run_load(tmp_path, *args: str) -> dict:
     out = tmp_path / "figures.json"
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "DJANGO_SETTINGS_MODULE")}
-    result = subprocess.run(
-        [sys.executable, "bench/load.py", "--processes", "1", "--workers", "2", "--warmup", "2",
-         "--json", str(out), *args],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=900,
-    )
+    result = run_python("bench/load.py", "--processes", "1", "--workers", "2", "--warmup", "2",
+                        "--json", str(out), *args, env=env, timeout=900)
     assert out.exists(), result.stdout[-4000:] + result.stderr[-4000:]
     figures = json.loads(out.read_text())
     figures["stdout"] = result.stdout

@@ -4,15 +4,14 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from ..conftest import REPO
-from ..processes import Server, free_port, start_server
+from ..processes import (NotReady, Server, free_port, path_with_venv_first, start_process, start_server,
+                         wait_until_ready)
 from ..stimuli.conftest import database_url_for_subprocess
 
 
@@ -68,7 +67,7 @@ def _start_server(command: str, tmp_path: Path) -> Server:
             "PYTHONUNBUFFERED": "1",
             "LOG_LEVEL": "INFO",
             # The project's virtualenv first, as a platform's PATH would have it.
-            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+            "PATH": path_with_venv_first(),
         }
     )
     return start_server(["bash", "-c", f"exec {command}"], port=port, env=env,
@@ -121,20 +120,24 @@ class OwnRedis:
         """Start the server (no persistence) and wait until it answers PING."""
         import redis
 
-        self.process = subprocess.Popen(
+        self.process = start_process(
             ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
              "--appendonly", "no", "--dir", str(self.dir)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            cwd=None, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
-        deadline = time.monotonic() + 10
-        while True:
+
+        def answers_ping() -> bool:
             try:
                 redis.Redis(port=self.port, socket_connect_timeout=0.5).ping()
-                return
+                return True
             except redis.exceptions.ConnectionError:
-                if time.monotonic() > deadline:
-                    pytest.fail(f"redis-server on port {self.port} did not start")
-                time.sleep(0.05)
+                return False
+
+        try:
+            wait_until_ready(answers_ping, timeout_s=10, interval_s=0.05, process=self.process,
+                             what=f"redis-server on port {self.port}")
+        except NotReady as exc:
+            pytest.fail(f"redis-server on port {self.port} did not start ({exc})")
 
     def stop(self) -> None:
         """Stop the server (SIGTERM to this fixture's own process) and wait for it to exit."""

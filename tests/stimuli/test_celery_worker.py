@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
-import uuid
 
 import pytest
 
@@ -18,8 +15,9 @@ from spotlight_study.stimuli.models import JobStatus, MiningJob, Output
 from spotlight_study.stimuli.services import generation_job_create, mining_job_create
 
 from tests.parallel import redis_test_url
+from tests.processes import start_celery_worker, stop_process
 
-from .conftest import REPO, subprocess_env, wait_for
+from .conftest import subprocess_env, wait_for
 
 # One Redis database per parallel worker (TEST_REDIS_URL picks another), so that runs side by side
 # do not flush each other's.
@@ -56,24 +54,10 @@ def celery_worker_process(redis_db, openai_server, api_key):
         STIMULI_GENERATION_CONCURRENCY="3",
         LOG_LEVEL="INFO",
     )
-    name = f"stimuli-test-{uuid.uuid4().hex[:8]}@%h"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "spotlight_study", "worker", "--loglevel", "INFO",
-         "--concurrency", "1", "-n", name, "--without-gossip", "--without-mingle", "--without-heartbeat"],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    proc = start_celery_worker("stimuli-test", env=env)
     yield proc
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)  # warm shutdown
-        try:
-            proc.communicate(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
+    if proc.poll() is None:  # unless the test already stopped it to read its log
+        stop_process(proc, timeout_s=20)  # SIGTERM: a warm shutdown
 
 
 @pytest.mark.django_db(transaction=True)

@@ -10,9 +10,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
-import uuid
 from datetime import timedelta
 
 import pytest
@@ -22,8 +20,9 @@ from spotlight_study.stimuli.models import GenerationJob, JobStatus, Output
 from spotlight_study.stimuli.services import generation_job_create
 from spotlight_study.stimuli.tasks import jobs_resume_stale_task
 
+from ..processes import start_celery_worker, stop_process
 from ..security.conftest import own_redis  # noqa: F401 (a fixture)
-from .conftest import REPO, subprocess_env, wait_for
+from .conftest import subprocess_env, wait_for
 
 STALE_S = 3
 
@@ -34,22 +33,8 @@ def _worker(broker_url: str, openai_url: str, api_key: str, log_path) -> subproc
         STIMULI_JOB_RUNNER="celery", STIMULI_GENERATION_CONCURRENCY="1",
         STIMULI_JOB_STALE_SECONDS=str(STALE_S), LOG_LEVEL="INFO",
     )
-    name = f"resume-test-{uuid.uuid4().hex[:8]}@%h"
-    return subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "spotlight_study", "worker", "--loglevel", "INFO",
-         "--concurrency", "1", "-n", name, "--without-gossip", "--without-mingle", "--without-heartbeat"],
-        cwd=REPO, env=env, stdout=log_path.open("w"), stderr=subprocess.STDOUT, start_new_session=True,
-    )
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+    # A session of its own, so that kill -9 reaches the pool's child too.
+    return start_celery_worker("resume-test", env=env, log_path=log_path, start_new_session=True)
 
 
 @pytest.mark.django_db(transaction=True)
@@ -87,9 +72,9 @@ def test_a_job_whose_worker_was_killed_resumes_when_the_next_worker_starts(
         print(f"killed at {killed_at.done} of {2 * n}; resumed and finished {time.monotonic() - started:.1f} s "
               "after the new worker started")
     finally:
-        _stop(first)
+        stop_process(first, timeout_s=20, process_group=True)
         if second is not None:
-            _stop(second)
+            stop_process(second, timeout_s=20, process_group=True)
     assert (done.status, done.done, done.total) == (JobStatus.SUCCEEDED, 2 * n, 2 * n), done.error
     assert [Output.objects.filter(stimulus_set=job.stimulus_set, group=g).count() for g in (1, 2)] == [n, n]
     log = (tmp_path / "worker2.log").read_text()

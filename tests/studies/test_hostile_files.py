@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -19,7 +18,8 @@ import yaml
 
 from spotlight_study.studies.models import Study
 
-from ..conftest import DEMO_FILE, REPO
+from ..conftest import DEMO_FILE
+from ..processes import run_python
 from ..stimuli.conftest import subprocess_env
 
 RUN = """
@@ -88,15 +88,10 @@ CASES = {
 def _import(path: Path) -> tuple[float, float, float, str]:
     """(seconds inside the command, peak MB of the process, MB the command added to the peak,
     its output) of ``import_study path``."""
-    proc = subprocess.Popen(
-        [sys.executable, "-c", RUN, str(path)], cwd=REPO, env=subprocess_env(LOG_LEVEL="WARNING"),
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )
     try:
-        out, _ = proc.communicate(timeout=60)
+        out = run_python("-c", RUN, str(path), env=subprocess_env(LOG_LEVEL="WARNING"), timeout=60,
+                         merge_stderr=True).stdout
     except subprocess.TimeoutExpired:
-        proc.kill()
-        out, _ = proc.communicate()
         pytest.fail(f"import_study {path.name} ran for over 60 s")
     elapsed = float(out.split("ELAPSED ")[1].split()[0]) if "ELAPSED " in out else float("inf")
     if "PEAK_KB " not in out:
