@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from .contexts import close_context
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEMO_STUDY_FILE = REPO_ROOT / "fixtures" / "spotlight-replication.yaml"
 CHROMIUM = Path("/usr/bin/chromium")
@@ -88,7 +90,7 @@ def page(browser):
         ),
     )
     yield page
-    context.close()
+    close_context(context)
 
 
 @pytest.fixture

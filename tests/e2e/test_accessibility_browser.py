@@ -25,6 +25,7 @@ from spotlight_study.studies.models import Study
 
 from ..conftest import Walker
 from .a11y import AxeLedger
+from .contexts import close_context
 from .participant import EMPTY_ANSWER_ERROR, enter, expect_task, fill_survey, hex24, submit
 from .staff import log_in
 
@@ -209,7 +210,7 @@ def test_annotator_item_and_adjudication_pages_have_no_serious_violations(
     annotator.get_by_role("button", name="Save", exact=True).click()
     expect(annotator.locator(".errorlist, .error-summary").first).to_be_visible()
     axe.check_widths(annotator, "annotation item: incomplete refused")
-    annotator.context.close()
+    close_context(annotator.context)
 
     adjudicator = log_in(browser, base, "a11y-adj", PASSWORD)
     adjudicator.goto(f"{base}/annotate/{study.slug}/adjudicate/")
@@ -218,7 +219,7 @@ def test_annotator_item_and_adjudication_pages_have_no_serious_violations(
     adjudicator.get_by_role("link", name=disputed).click()
     expect(adjudicator.get_by_role("button", name="Save the final label")).to_be_visible()
     axe.check_widths(adjudicator, "adjudication item")
-    adjudicator.context.close()
+    close_context(adjudicator.context)
     axe.assert_none_blocking()
 
 

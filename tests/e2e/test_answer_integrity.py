@@ -13,6 +13,7 @@ from playwright.sync_api import Page, expect
 from spotlight_study.participation.models import Participant, SurveyAnswer, TaskResponse
 
 from .conftest import CHROMIUM_ARGS
+from .contexts import close_context
 from .participant import (
     EMPTY_ANSWER_ERROR,
     PROLIFIC_COMPLETE,
@@ -180,7 +181,7 @@ def test_double_click_without_javascript_is_refused_by_the_server(browser, live_
         page.get_by_role("button", name="Submit and continue").dblclick()
         expect(page.locator(".progress")).to_have_text("Task 1 of 2")
     finally:
-        context.close()
+        close_context(context)
 
     participant = Participant.objects.get(study=study)
     assert participant.step == Participant.Step.TASK and participant.task_index == 0
@@ -259,7 +260,7 @@ def test_back_never_restores_a_step_page_from_the_back_forward_cache(bfcache_bro
             page.wait_for_timeout(100)
         assert _answer_box(page).input_value() == ""
     finally:
-        context.close()
+        close_context(context)
 
     # The page was reached by POST-redirect-GET and is sent with Cache-Control: no-store.
     assert not_cached and not_cached[0] & {

@@ -16,6 +16,7 @@ from playwright.sync_api import Page, expect
 
 from spotlight_study.participation.models import Participant, SurveyAnswer, TaskResponse
 
+from .contexts import close_context
 from .participant import expect_task, fill_survey, hex24, submit, to_training
 
 pytestmark = pytest.mark.browser
@@ -104,7 +105,7 @@ def test_typed_text_is_back_after_closing_the_tab_and_opening_the_link_again(
         expect_task(again, "Instructions, step 2 of 2")
         expect(_box(again)).to_have_value(TYPED)
     finally:
-        context.close()
+        close_context(context)
 
 
 def _renderer_pids(browser) -> set[int]:
@@ -165,7 +166,7 @@ def test_typed_text_survives_a_frozen_then_discarded_tab(browser, live_server, l
         expect_task(again, "Instructions, step 2 of 2")
         expect(_box(again)).to_have_value(full)
     finally:
-        context.close()
+        close_context(context)
 
 
 def test_two_tabs_the_later_draft_wins_and_no_saved_answer_changes(page, live_server, live_demo_study):

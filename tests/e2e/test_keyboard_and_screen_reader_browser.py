@@ -12,6 +12,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from .a11y import DESKTOP, PHONE
+from .contexts import close_context
 from .participant import enter, expect_task, submit, to_training
 
 pytestmark = pytest.mark.browser
@@ -144,6 +145,7 @@ def test_pattern_box_and_groups_have_headings_in_order(page, live_server, live_d
             submit(page)
             if name != "task 2":
                 expect_task(page, f"Task {1 if name == 'training' else 2} of 2")
+    expect(page.get_by_role("heading", name="A few questions about the tasks")).to_be_visible()
     # The box is on the training task and on exactly one main task (the "pattern" condition).
     assert seen_box[1] and sum(seen_box[2:]) == 1, seen_box
 
@@ -212,4 +214,4 @@ def test_annotator_item_controls_have_a_visible_focus_and_a_name(
     page.get_by_role("button", name="Next item").click()
     expect(page.get_by_role("heading", name="The answer")).to_be_visible()
     _assert_focus_visible_and_named(page, "annotation item", at_least=10)
-    page.context.close()
+    close_context(page.context)

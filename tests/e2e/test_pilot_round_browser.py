@@ -13,6 +13,7 @@ from spotlight_study.annotation.pilot_round import pilot_round_is_open
 from spotlight_study.participation.pilot import pilot_run
 
 from ..conftest import Walker
+from .contexts import close_context
 from .staff import log_in
 
 pytestmark = pytest.mark.browser
@@ -73,4 +74,4 @@ def test_annotator_sees_the_pilot_mark_in_the_pilot_round(browser, live_server, 
     assert {a.item.public_id: a.item.is_pilot for a in saved} == dict.fromkeys(pilot_ids, True)
     assert real_id not in pilot_ids
     for p in (researcher, page):
-        p.context.close()
+        close_context(p.context)

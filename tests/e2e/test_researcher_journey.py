@@ -25,6 +25,7 @@ from spotlight_study.participation.models import Participant, TaskResponse
 from spotlight_study.studies.models import Setting, Study
 
 from .conftest import DEMO_STUDY_FILE
+from .contexts import close_context
 from .keyboard import focus_nothing
 from .staff import log_in
 
@@ -261,4 +262,4 @@ def test_new_researcher_pilots_annotates_downloads_and_analyses(browser, live_se
     for key in main_keys:
         expect(researcher.locator("body")).to_contain_text(key)
     for page in (researcher, adjudicator, *annotator_pages.values()):
-        page.context.close()
+        close_context(page.context)

@@ -25,6 +25,7 @@ from spotlight_study.participation import flag_queries, flags
 from spotlight_study.participation.models import Participant, TaskResponse
 from spotlight_study.results.exports import export_rows
 
+from .contexts import close_context
 from .participant import PROLIFIC_COMPLETE, enter, expect_task, fill_survey, submit, to_training
 
 pytestmark = pytest.mark.browser
@@ -186,7 +187,7 @@ def test_scripted_participant_gets_exactly_its_flags(browser, live_server, live_
         page.get_by_role("button", name="Finish and return to Prolific").click()
         page.wait_for_url(f"{PROLIFIC_COMPLETE}**")
     finally:
-        context.close()
+        close_context(context)
 
     participant = Participant.objects.get(study=live_demo_study)
     assert participant.status == Participant.Status.COMPLETED
