@@ -13,6 +13,10 @@ if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = "0" ] && command -v apt-get >/de
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
     || echo "Could not install chromium; browser tests will be skipped outside CI."
 fi
+# Bytecode caching on whatever the caller's shell says: with PYTHONDONTWRITEBYTECODE set, every
+# worker rewrites and compiles all test modules again (pytest keeps its assertion rewrites next to
+# the .pyc files) and every process the tests start compiles the project again.
+unset PYTHONDONTWRITEBYTECODE
 # In parallel (pytest-xdist), one test database per worker; whole files per worker, so a module's
 # fixtures (a browser, a server) start once. TEST_WORKERS=0 runs in this one process. The 20
 # slowest tests are listed at the end, for the next round of speed work.
