@@ -10,6 +10,7 @@ with statsmodels and scipy from the labels and survey answers this test chose.
 from __future__ import annotations
 
 import json
+import math
 import random
 from datetime import timedelta
 from pathlib import Path
@@ -136,13 +137,21 @@ def test_distractor_study_with_three_settings_is_analysed_from_the_export(distra
     for (setting, treatment), (k_t, n_t, k_np, n_np, z, p) in expected.items():
         r = results[TREATMENTS[treatment]][setting]
         assert (r[f"k_{treatment}"], r[f"n_{treatment}"], r["k_no_pattern"], r["n_no_pattern"]) == (k_t, n_t, k_np, n_np)
-        assert r["z"] == pytest.approx(z) and r["p"] == pytest.approx(p)
-    # One Holm family over the 3 settings x 2 pattern conditions.
-    keys = list(expected)
+        assert r["z"] == _expected(z) and r["p"] == _expected(p)
+    # One Holm family over the 3 settings x 2 pattern conditions with a defined p-value.
+    keys = [k for k in expected if not math.isnan(expected[k][5])]
     _, p_holm, _, _ = multipletests([expected[k][5] for k in keys], method="holm")
     for key, adjusted in zip(keys, p_holm):
         setting, treatment = key
         assert results["holm"][TREATMENTS[treatment]][setting]["p_holm"] == pytest.approx(adjusted)
+
+
+def _expected(value: float):
+    """statsmodels' value as results.json writes it: NaN (a group identified by all or by none of
+    its participants, so z is undefined) is ``None``. The counterbalancing's tie-break is drawn with
+    ``secrets``, so which participant lands in which cell, and whether such a group occurs, varies
+    from run to run."""
+    return None if math.isnan(value) else pytest.approx(value)
 
     # Survey: every included participant rated all three conditions.
     answers = {}
