@@ -45,7 +45,7 @@ def test_a_job_whose_worker_was_killed_resumes_when_the_next_worker_starts(
     from spotlight_study.celery import app
     from spotlight_study.stimuli.tasks import generation_job_run_task
 
-    openai_server.delay_s = 0.25
+    openai_server.delay_s = 0.1  # 32 outputs in about 3 s: the kill after 5 lands mid-job
     n = 16
     job = generation_job_create(title="doctors", prompt_group1="Dr. Smith", prompt_group2="Dr. Li",
                                 model="test-model", n_per_group=n, seed=1)
