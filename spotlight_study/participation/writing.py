@@ -23,7 +23,6 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
-from django.db.models import Q
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import Indel
 
@@ -91,8 +90,10 @@ def near_duplicate_record(
 
     Reads the saved answers of the other participants in setting ``setting_id`` and the same
     population, with their stored scores (one query), scores them (:func:`near_duplicate_scores`)
-    and raises the stored score of each earlier answer that the new one beats: one ``UPDATE``
-    per distinct new score among them, so at most 31 (scores 70-100) and usually none. An answer
+    and raises the stored score of each earlier answer that the new one beats: the beaten rows
+    are locked in primary-key order (one ``SELECT ... ORDER BY id FOR UPDATE``, so concurrent
+    saves cannot deadlock), then one ``UPDATE`` per distinct new score among them, so at most 31
+    (scores 70-100) and usually none. An answer
     already at or above its new score is not written again: when many participants paste the
     same text, the save of the hundredth does not rewrite the ninety-nine before it (it did,
     one ``UPDATE`` each, until issue 24's profile of the flow). Returns ``(score, {row id:
@@ -109,13 +110,22 @@ def near_duplicate_record(
     )
     scores = near_duplicate_scores(answer, [(pk, text) for pk, text, _stored in others])
     stored = {pk: score for pk, _text, score in others}
-    raised: dict[int, list[int]] = defaultdict(list)
-    for pk, score in scores.items():
-        if stored[pk] is None or stored[pk] < score:
-            raised[score].append(pk)
-    for score, pks in raised.items():
-        # Still conditional: a concurrent save may have raised a row since it was read.
-        TaskResponse.objects.filter(
-            Q(near_duplicate_score__isnull=True) | Q(near_duplicate_score__lt=score), pk__in=pks
-        ).update(near_duplicate_score=score)
+    beaten = [pk for pk, score in scores.items() if stored[pk] is None or stored[pk] < score]
+    if beaten:
+        # Locked in primary-key order before any is written: two saves in one setting that raise
+        # overlapping rows then queue behind each other on PostgreSQL instead of locking the rows
+        # in different orders and deadlocking (SQLite's IMMEDIATE transactions already run one at
+        # a time). The locked read also sees a score a concurrent save raised since the read above.
+        current = dict(
+            TaskResponse.objects.select_for_update()
+            .filter(pk__in=beaten)
+            .order_by("pk")
+            .values_list("pk", "near_duplicate_score")
+        )
+        raised: dict[int, list[int]] = defaultdict(list)
+        for pk in beaten:
+            if pk in current and (current[pk] is None or current[pk] < scores[pk]):
+                raised[scores[pk]].append(pk)
+        for score, pks in raised.items():
+            TaskResponse.objects.filter(pk__in=pks).update(near_duplicate_score=score)
     return max(scores.values(), default=0), scores
