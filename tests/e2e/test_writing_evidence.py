@@ -113,7 +113,8 @@ def _first_task(page: Page, who: int, rng: random.Random) -> None:
         other = page.context.new_page()
         page.context.new_cdp_session(other).send("Emulation.setFocusEmulationEnabled", {"enabled": False})
         other.bring_to_front()
-        other.wait_for_timeout(200)  # real time, for the page to see the blur before time jumps
+        # The page must have seen the blur before its clock jumps, however busy the machine.
+        page.wait_for_function("() => document.hidden || !document.hasFocus()", polling=100)
         page.clock.fast_forward(4_000)
         other.close()
         page.bring_to_front()
