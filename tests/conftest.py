@@ -109,7 +109,8 @@ _staff_numbers = itertools.count()
 
 def make_staff(username: str | None = None, **fields) -> User:
     """A staff user (a researcher), ``researcher<n>`` unless named; ``fields`` such as
-    ``is_superuser=True`` are set on the user. Password ``pw-for-tests-only``."""
+    ``is_superuser=True`` are set on the user. Password ``pw-for-tests-only``. ``IntegrityError``
+    if the username is taken."""
     return User.objects.create_user(
         username or f"researcher{next(_staff_numbers)}", password="pw-for-tests-only",
         **{"is_staff": True, **fields},

@@ -22,6 +22,7 @@ class ThreadServer:
     """
 
     def __init__(self, handler: type[BaseHTTPRequestHandler]):
+        """Bind a free port for ``handler`` (a request handler class); serves nothing yet."""
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.httpd.daemon_threads = True
         self._thread = threading.Thread(
@@ -30,16 +31,22 @@ class ThreadServer:
 
     @property
     def port(self) -> int:
+        """The bound port number."""
         return self.httpd.server_address[1]
 
     @property
     def origin(self) -> str:
+        """``http://127.0.0.1:PORT``, without a trailing slash."""
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> "ThreadServer":
+        """Serve in the daemon thread; returns ``self``. ``RuntimeError`` if called twice."""
         self._thread.start()
         return self
 
     def stop(self) -> None:
-        self.httpd.shutdown()
+        """Stop serving (within :data:`POLL_INTERVAL_S`) and free the port. Safe when ``start()``
+        was never called: ``shutdown()`` would wait forever for a loop that never ran."""
+        if self._thread.is_alive():
+            self.httpd.shutdown()
         self.httpd.server_close()

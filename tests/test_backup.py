@@ -23,6 +23,10 @@ from .stimuli.conftest import database_url_for_subprocess
 sys.path.insert(0, str(REPO))
 from bench.flow import parse_page, post_data  # noqa: E402
 
+# pytest-timeout's 300 s (pyproject.toml) would cut the longer limits these tests give their
+# installs, loads and backups on a busy machine; they keep their own.
+pytestmark = pytest.mark.timeout(900)
+
 THREADS = 4
 FLOWS_PER_THREAD = 6
 

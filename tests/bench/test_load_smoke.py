@@ -11,6 +11,10 @@ import pytest
 
 from ..processes import run_python
 
+# pytest-timeout's 300 s (pyproject.toml) would cut the longer limits these tests give their
+# installs, loads and backups on a busy machine; they keep their own.
+pytestmark = pytest.mark.timeout(900)
+
 
 def _reachable(port: int) -> bool:
     try:

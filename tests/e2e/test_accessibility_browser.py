@@ -16,7 +16,7 @@ from django.contrib.auth.models import Group, User
 from django.core.cache import cache
 from django.test import Client
 from django_ratelimit import core as ratelimit_core
-from playwright.sync_api import Page, expect
+from playwright.sync_api import expect
 
 from spotlight_study.annotation.services.labels import LabelInput, label_save
 from spotlight_study.annotation.services.queue import assignment_next
