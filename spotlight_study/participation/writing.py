@@ -65,9 +65,11 @@ def near_duplicate_scores(answer: str, others: list[tuple[int, str]]) -> dict[in
     """``{row id: similarity}`` of ``answer`` with each of ``others`` (``(row id, text)``)
     whose similarity is at least :data:`NEAR_DUPLICATE_FLOOR`.
 
-    The similarity is rapidfuzz's ``fuzz.ratio`` (the normalized Indel similarity, 0-100,
-    rounded down) of the normalized texts; ``process.cdist`` skips pairs whose lengths alone
-    rule out the floor, so a long answer is compared only with answers of similar length.
+    The similarity is rapidfuzz's ``fuzz.ratio`` (the normalized Indel similarity, 0-100) of the
+    normalized texts, compared with the floor unrounded and then rounded to the nearest whole
+    number (``process.cdist`` with ``dtype="uint8"``: 89.66 is stored as 90, 69.57 is below the
+    floor). ``process.cdist`` skips pairs whose lengths alone rule out the floor, so a long
+    answer is compared only with answers of similar length.
     """
     if not others:
         return {}
