@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Create the virtualenv and install the project from the lock file (requirements.lock: exact
-# pins with hashes, refreshed by ./scripts/lock.sh) with uv (requirements-uv.lock, the same). Idempotent and quick when nothing changed:
-# the install is skipped while pyproject.toml, requirements.lock and requirements-uv.lock are
-# unchanged.
+# pins with hashes, refreshed by ./scripts/lock.sh) with uv, itself pinned and hash-checked
+# (requirements-uv.lock). Idempotent and quick when nothing changed: the install is skipped
+# while pyproject.toml, requirements.lock and requirements-uv.lock are unchanged.
 #
 # Environment:
 #   PYTHON_VERSION  the Python to use, 3.11 (default), 3.12 or 3.13; found on PATH as

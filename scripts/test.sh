@@ -2,8 +2,9 @@
 # README command 2: install everything and run the whole test suite.
 # Uses DATABASE_URL if set (e.g. postgres://postgres@127.0.0.1:5432/spotlight), else SQLite.
 # PYTHON_VERSION=3.13 VENV=.venv313 ./scripts/test.sh runs it on another Python (3.11 to 3.13).
-# Runs one more worker than there are CPUs (TEST_WORKERS=N for N workers); ./scripts/test.sh -m "not slow" skips the
-# slow tests (browsers, servers, subprocesses), which CI always runs.
+# Runs one more worker than there are CPUs (TEST_WORKERS=N for N workers);
+# ./scripts/test.sh -m "not slow" skips the slow tests (browsers, servers, subprocesses), which
+# CI always runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/bootstrap.sh

@@ -95,10 +95,10 @@ def near_duplicate_record(
     and raises the stored score of each earlier answer that the new one beats: the beaten rows
     are locked in primary-key order (one ``SELECT ... ORDER BY id FOR UPDATE``, so concurrent
     saves cannot deadlock), then one ``UPDATE`` per distinct new score among them, so at most 31
-    (scores 70-100) and usually none. An answer
-    already at or above its new score is not written again: when many participants paste the
-    same text, the save of the hundredth does not rewrite the ninety-nine before it (it did,
-    one ``UPDATE`` each, until issue 24's profile of the flow). Returns ``(score, {row id:
+    (scores 70-100) and usually none. An answer already at or above its new score is neither
+    locked nor written: when many participants paste the same text, the save of the hundredth
+    does not rewrite the ninety-nine before it (it did, one ``UPDATE`` each, until issue 24's
+    profile of the flow). Returns ``(score, {row id:
     score})``: the highest similarity (0 when none reaches the floor) and the rows scored at or
     above the floor (each now holds at least its score). Run inside the answer's transaction.
     """

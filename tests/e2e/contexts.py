@@ -3,8 +3,9 @@
 ``BrowserContext.close()`` (Playwright 1.65, Chromium 156) can wait forever when a page is in
 the middle of a navigation: a test that ends right after a click that posts a form (the page's
 scripts also send a draft with a keepalive request as it unloads). Reproduced here with 80
-contexts closed right after a step's submit: the plain close hung in each of three runs (at the 11th, the 15th and the 40th context); waiting for each page's load event
-first (this module), 80 of 80 closed in each of three runs. It hung this way in the full suite
+contexts closed right after a step's submit: the plain close hung in each of three runs (at the
+11th, the 15th and the 40th context); waiting for each page's load event first (this module),
+80 of 80 closed in each of three runs. It hung this way in the full suite
 twice, holding a worker until pytest-timeout ended the test after 300 s.
 """
 from __future__ import annotations
