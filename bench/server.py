@@ -43,7 +43,9 @@ def _ports(spec: str) -> range:
 # This benchmark's port range on the shared machine; BENCH_PORTS=8610-8619 picks another.
 PORTS = _ports(os.environ.get("BENCH_PORTS", "8300-8399"))
 # Scale-out runs share one Redis; this database number is the benchmark's own (flushed).
-REDIS_URL = "redis://127.0.0.1:6379/13"
+# BENCH_REDIS_URL picks another: the test suite passes each parallel worker's own database, which
+# its other tests may also empty, but never while this runs (tests/parallel.py).
+REDIS_URL = os.environ.get("BENCH_REDIS_URL") or "redis://127.0.0.1:6379/13"
 # Variables of the caller's shell that would change the server from production's defaults.
 _CLEARED = ("HTTPS", "SECURE_SSL_REDIRECT", "CONN_MAX_AGE", "LOG_LEVEL", "CACHE_URL", "REDIS_URL",
             "CELERY_BROKER_URL", "WEB_CONCURRENCY", "DEBUG")
