@@ -74,12 +74,32 @@ SLOW_FILES = frozenset({
 })
 
 
+#: Tests between two heap freezes (:func:`pytest_runtest_teardown`).
+FREEZE_EVERY = 20
+_tests_since_freeze = 0
+
+
 def pytest_collection_finish(session):
     """Freeze the heap that imports and collection built (``gc.freeze``): a full collection then
     scans only what tests made since. statsmodels' ``multipletests(method="holm")`` runs
     ``gc.collect()`` on every call, some 700 times a run, and over a whole test worker's heap each
     took tens of milliseconds."""
     gc.freeze()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item, nextitem):
+    """Every :data:`FREEZE_EVERY` tests, collect the garbage made since the last freeze, then
+    freeze what is left: a worker's heap grows as it runs (compiled templates, queries, modules
+    imported by tests), and without this every full collection scans all of it again. Measured on
+    the not-slow tests, 3 workers: 24-25 s of collections per run before, 9-11 s after; each
+    worker's peak memory stays about 450 MB (docs/testing.md)."""
+    global _tests_since_freeze
+    _tests_since_freeze += 1
+    if _tests_since_freeze >= FREEZE_EVERY:
+        _tests_since_freeze = 0
+        gc.collect()
+        gc.freeze()
 
 
 def pytest_collection_modifyitems(config, items):
