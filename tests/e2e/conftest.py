@@ -58,17 +58,19 @@ def allow_async_unsafe():
 
 
 @pytest.fixture(scope="module")
-def browser(allow_async_unsafe, chromium_executable):
-    """One headless Chromium per test module.
+def browser(request, allow_async_unsafe, chromium_executable):
+    """One headless Chromium per test module, with :data:`CHROMIUM_ARGS` and the module's own
+    ``CHROMIUM_EXTRA_ARGS`` (a list of command-line switches) if it has one.
 
     Module scope, not session: between calls Playwright leaves its event loop marked as running
     in this thread, which should end before other test modules run.
     """
     from playwright.sync_api import sync_playwright
 
+    extra = list(getattr(request.module, "CHROMIUM_EXTRA_ARGS", ()))
     with sync_playwright() as p:
         browser = p.chromium.launch(
-            executable_path=chromium_executable, headless=True, args=CHROMIUM_ARGS
+            executable_path=chromium_executable, headless=True, args=[*CHROMIUM_ARGS, *extra]
         )
         yield browser
         browser.close()

@@ -16,30 +16,15 @@ from playwright.sync_api import Page, expect
 
 from spotlight_study.participation.models import Participant, SurveyAnswer, TaskResponse
 
-from .conftest import CHROMIUM_ARGS
 from .contexts import close_context
 from .participant import expect_task, fill_survey, hex24, submit, to_training
 
 pytestmark = pytest.mark.browser
 
-
-@pytest.fixture(scope="module")
-def browser(allow_async_unsafe, chromium_executable):
-    """This module's Chromium, without the spare renderer it keeps ready for the next page.
-
-    The discarded-tab test kills the renderers that appeared with its page; one of them could be
-    that spare, and the next page was then given the killed process ("Target crashed", seen once
-    in a full run).
-    """
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=chromium_executable, headless=True,
-            args=[*CHROMIUM_ARGS, "--disable-features=SpareRendererForSitePerProcess"],
-        )
-        yield browser
-        browser.close()
+# This module's Chromium keeps no spare renderer ready for the next page: the discarded-tab test
+# kills the renderers that appeared with its page, one of them could be that spare, and the next
+# page was then given the killed process ("Target crashed", seen once in a full run).
+CHROMIUM_EXTRA_ARGS = ["--disable-features=SpareRendererForSitePerProcess"]
 
 TYPED = "In group 2 the people go fishing at night, under the stars"
 
