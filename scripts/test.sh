@@ -9,9 +9,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/bootstrap.sh
 VENV=${VENV:-.venv}
-if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null; then
-  echo "Installing Debian's Chromium for the browser tests..."
-  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+# The browser tests run Debian's Chromium headless shell, and its full Chromium where a page must
+# lose the focus to another tab (tests/e2e/conftest.py).
+if { [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromium-headless-shell ]; } \
+    && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null; then
+  echo "Installing Debian's Chromium and its headless shell for the browser tests..."
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-headless-shell >/dev/null) \
     || echo "Could not install chromium; browser tests will be skipped outside CI."
 fi
 # Bytecode caching on whatever the caller's shell says: with PYTHONDONTWRITEBYTECODE set, every

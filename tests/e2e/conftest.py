@@ -17,9 +17,16 @@ import pytest
 from playwright.sync_api import expect
 
 from .contexts import close_context
+from .prolific_page import start_completion_server
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEMO_STUDY_FILE = REPO_ROOT / "fixtures" / "spotlight-replication.yaml"
+#: Debian's chromium-headless-shell: Chromium's engine without the desktop browser around it,
+#: which is what Playwright itself runs for headless tests. Per browser test it uses less than
+#: half the CPU of the full Chromium below (docs/testing.md).
+HEADLESS_SHELL = Path("/usr/bin/chromium-headless-shell")
+#: Debian's full Chromium, for a module that sets ``NEEDS_WINDOW = True``: a page that must lose
+#: the focus when another tab comes to the front (the headless shell has no window to lose).
 CHROMIUM = Path("/usr/bin/chromium")
 
 # Playwright's assertions wait 5 s by default. The suite runs on every CPU in parallel, so a
@@ -35,18 +42,40 @@ CHROMIUM_ARGS = [
 ]
 
 
+@pytest.fixture(scope="module")
+def chromium_executable(request) -> str:
+    """Path of the browser for this module: :data:`HEADLESS_SHELL`, or :data:`CHROMIUM` when the
+    module sets ``NEEDS_WINDOW = True`` or the shell is not installed. Fails in CI and skips
+    elsewhere when the browser is missing."""
+    wanted = [CHROMIUM] if getattr(request.module, "NEEDS_WINDOW", False) else [HEADLESS_SHELL, CHROMIUM]
+    for path in wanted:
+        if path.exists():
+            return str(path)
+    reason = (
+        f"{wanted[0]} is not installed (apt-get install chromium chromium-headless-shell); the "
+        "browser tests use Debian's Chromium because Playwright's own browser download does "
+        "not work here."
+    )
+    if os.environ.get("CI") == "true":
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
 @pytest.fixture(scope="session")
-def chromium_executable() -> str:
-    """Path of Debian's Chromium; fails in CI and skips elsewhere when it is not installed."""
-    if not CHROMIUM.exists():
-        reason = (
-            f"{CHROMIUM} is not installed (apt-get install chromium); the browser tests use "
-            "Debian's Chromium because Playwright's own browser download does not work here."
-        )
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason)
-        pytest.skip(reason)
-    return str(CHROMIUM)
+def prolific_completion(tmp_path_factory):
+    """Prolific's completion page on 127.0.0.1 over HTTPS, one per worker (prolific_page.py)."""
+    server = start_completion_server(tmp_path_factory.mktemp("prolific"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def chromium_args(request, prolific_completion) -> list[str]:
+    """Command-line switches of this module's browsers: :data:`CHROMIUM_ARGS`, those that make
+    app.prolific.com the local completion page, and the module's own ``CHROMIUM_EXTRA_ARGS``
+    (a list of switches) if it has one."""
+    extra = getattr(request.module, "CHROMIUM_EXTRA_ARGS", ())
+    return [*CHROMIUM_ARGS, *prolific_completion.chromium_args, *extra]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -58,39 +87,27 @@ def allow_async_unsafe():
 
 
 @pytest.fixture(scope="module")
-def browser(request, allow_async_unsafe, chromium_executable):
-    """One headless Chromium per test module, with :data:`CHROMIUM_ARGS` and the module's own
-    ``CHROMIUM_EXTRA_ARGS`` (a list of command-line switches) if it has one.
+def browser(allow_async_unsafe, chromium_executable, chromium_args):
+    """One headless browser per test module (``chromium_executable``, ``chromium_args``).
 
     Module scope, not session: between calls Playwright leaves its event loop marked as running
     in this thread, which should end before other test modules run.
     """
     from playwright.sync_api import sync_playwright
 
-    extra = list(getattr(request.module, "CHROMIUM_EXTRA_ARGS", ()))
     with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=chromium_executable, headless=True, args=[*CHROMIUM_ARGS, *extra]
-        )
+        browser = p.chromium.launch(executable_path=chromium_executable, headless=True, args=chromium_args)
         yield browser
         browser.close()
 
 
 @pytest.fixture
 def page(browser):
-    """A fresh page in its own context (no cookies from other tests), Prolific routed offline."""
+    """A fresh page in its own context (no cookies from other tests). A participant who
+    finishes lands on the local completion page (``prolific_completion``)."""
     context = browser.new_context()
     context.set_default_timeout(10_000)
     page = context.new_page()
-    # No internet here: answer Prolific's completion page with a small local page.
-    page.route(
-        "https://app.prolific.com/**",
-        lambda route: route.fulfill(
-            status=200,
-            content_type="text/html",
-            body="<!doctype html><title>Prolific</title><h1>Submission complete</h1>",
-        ),
-    )
     yield page
     close_context(context)
 

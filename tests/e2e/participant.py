@@ -10,7 +10,7 @@ import secrets
 
 from playwright.sync_api import Page, expect
 
-#: Where the survey page sends a participant who finished (routed offline by ``conftest.page``).
+#: Where the survey page sends a participant who finished (served locally by ``conftest.prolific_completion``).
 PROLIFIC_COMPLETE = "https://app.prolific.com/submissions/complete"
 #: The refusal shown under an empty answer box.
 EMPTY_ANSWER_ERROR = "Please describe the differences you see before continuing."

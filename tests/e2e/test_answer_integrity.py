@@ -12,7 +12,6 @@ from playwright.sync_api import Page, expect
 
 from spotlight_study.participation.models import Participant, SurveyAnswer, TaskResponse
 
-from .conftest import CHROMIUM_ARGS
 from .contexts import close_context
 from .participant import (
     EMPTY_ANSWER_ERROR,
@@ -216,7 +215,7 @@ def test_two_tabs_on_the_same_task_store_the_first_submit_only(page, live_server
 
 
 @pytest.fixture(scope="module")
-def bfcache_browser(browser, chromium_executable):
+def bfcache_browser(browser, chromium_executable, chromium_args):
     """A second Chromium with its back-forward cache on (Playwright turns it off by default).
 
     Launched through the module's Playwright instance: a second instance in the same thread is
@@ -225,7 +224,7 @@ def bfcache_browser(browser, chromium_executable):
     cached = browser.browser_type.launch(
         executable_path=chromium_executable,
         headless=True,
-        args=CHROMIUM_ARGS,
+        args=chromium_args,
         ignore_default_args=["--disable-back-forward-cache"],
     )
     yield cached

@@ -29,6 +29,9 @@ from .contexts import close_context
 from .participant import PROLIFIC_COMPLETE, enter, expect_task, fill_survey, submit, to_training
 
 pytestmark = pytest.mark.browser
+# Participant 2 leaves for another tab: the page must lose the focus, which takes the full
+# Chromium's window (conftest.chromium_executable).
+NEEDS_WINDOW = True
 
 LLM_ANSWER = (
     "The key difference between the two groups lies in how the doctor is portrayed. In Group 1, "
@@ -167,10 +170,6 @@ def test_scripted_participant_gets_exactly_its_flags(browser, live_server, live_
     # evidence is what was scripted however loaded the machine, and a participant takes about
     # 3 s instead of 20 s of real waiting. Until paused the clock runs with real time.
     page.clock.install()
-    page.route(
-        "https://app.prolific.com/**",
-        lambda route: route.fulfill(status=200, content_type="text/html", body="<title>Prolific</title>"),
-    )
     try:
         enter(page, live_server.url, live_demo_study.slug)
         to_training(page)

@@ -8,7 +8,9 @@ import pytest
 from django.contrib.auth.models import User
 from playwright.sync_api import Page, expect
 
-from ..e2e.conftest import allow_async_unsafe, browser, chromium_executable, live_demo_study, page  # noqa: F401
+from ..e2e.conftest import (  # noqa: F401
+    allow_async_unsafe, browser, chromium_args, chromium_executable, live_demo_study, page, prolific_completion,
+)
 
 pytestmark = pytest.mark.browser
 
