@@ -24,5 +24,8 @@ def redis_test_db() -> int:
 
 
 def redis_test_url() -> str:
-    """``TEST_REDIS_URL`` if set, else the shared Redis on 127.0.0.1:6379 at :func:`redis_test_db`."""
-    return os.environ.get("TEST_REDIS_URL") or f"redis://127.0.0.1:6379/{redis_test_db()}"
+    """``TEST_REDIS_URL`` if set, else the Redis on 127.0.0.1 at :func:`redis_test_db`: port 6379,
+    or ``TEST_REDIS_PORT`` where two checkouts run their suites at once on one machine (each then
+    starts a redis-server of its own on that port, so neither empties the other's databases)."""
+    port = os.environ.get("TEST_REDIS_PORT") or "6379"
+    return os.environ.get("TEST_REDIS_URL") or f"redis://127.0.0.1:{port}/{redis_test_db()}"
