@@ -22,6 +22,7 @@ from .errors import SessionInUse, StudyFull, StudyNotOpen, WrongStudy
 from .models import Participant
 from spotlight_study.compiled_sql import SENTINEL_INT, SENTINEL_STR, PreparedQuery, rows_insert
 from .selectors import cell_counts
+from .steps.spec import first_step
 
 # The arrival's reads, compiled once per process (compiled_sql).
 _STUDY_LOCKED = PreparedQuery(
@@ -147,6 +148,7 @@ def assignment_create(
             assignment_counts={str(k): v for k, v in counts.items()},
             assignment_seed=seed,
             shuffle_seed=secrets.randbits(62),
+            step=first_step(),
         )
         rows_insert([participant], returning_pk=True)
         return participant

@@ -9,6 +9,9 @@ Two kinds, both ``Participant.draft = {"token": step token of the page, "data": 
   draft.js`` sends while the participant types (an answer box, the survey's choices and
   comment); its page shows them as they were, without errors.
 
+The storage of both is :mod:`.steps.draft_store` (the step machine restores them); which
+fields a page's typed draft may hold is its spec's ``draft_kind`` (``"answer"``, ``"survey"``).
+
 A draft is never an answer: no answer, survey answer or export reads it, and every step change
 clears it in the step's own ``UPDATE``. A typed draft is one conditional ``UPDATE`` of the row
 (no read, no lock): it lands only while the participant is in progress on the step its token
@@ -27,43 +30,19 @@ from spotlight_study.studies.plan import StudyPlan
 from .errors import ForeignDraft, InvalidDraft
 from .models import Participant
 from .services import step_token_of
-from .steps.statements import participant_save, typed_draft_saved
+from .steps.draft_store import DRAFT_NUL, draft_data, draft_is_typed, draft_save, draft_stored
+from .steps.lookup import draft_kind
+from .steps.statements import typed_draft_saved
 
-# A Unicode noncharacter (never valid in submitted text) standing for NUL inside stored drafts.
-DRAFT_NUL = "\ufdd0"
+__all__ = [
+    "COMMENT_MAX_CHARS", "DRAFT_NUL", "draft_data", "draft_is_typed", "draft_save",
+    "typed_draft_fields", "typed_draft_save",
+]
 
-#: The steps whose page has something to type or choose.
-TYPED_STEPS = (Participant.Step.TRAINING, Participant.Step.TASK, Participant.Step.SURVEY)
 #: Fields every draft request carries besides the page's own.
 _CARRIED = frozenset({"csrfmiddlewaretoken", "token"})
 #: The survey comment's limit (``SurveyForm.comment``).
 COMMENT_MAX_CHARS = 5000
-
-
-def draft_data(draft: dict) -> dict[str, str]:
-    """The ``{field: value}`` of a stored draft as it was submitted (NUL restored)."""
-    return {name: value.replace(DRAFT_NUL, "\x00") for name, value in (draft.get("data") or {}).items()}
-
-
-def draft_is_typed(draft: dict) -> bool:
-    """Whether a stored draft was typed (shown without errors) rather than refused."""
-    return bool(draft.get("typed"))
-
-
-def _stored(data: dict[str, str]) -> dict[str, str]:
-    # PostgreSQL's jsonb cannot hold U+0000, which crafted text may contain.
-    return {name: str(value).replace("\x00", DRAFT_NUL) for name, value in data.items()}
-
-
-def draft_save(*, participant: Participant, token: str, data: dict[str, str]) -> None:
-    """Keep what a locked participant typed into a refused form of the page ``token``.
-
-    ``data`` is ``{field name: submitted value}``; the page's next GET shows it with its errors
-    (see ``Participant.draft``). NUL is stored as :data:`DRAFT_NUL` and :func:`draft_data` gives
-    it back.
-    """
-    participant.draft = {"token": token, "data": _stored(data)}
-    participant_save(participant, ["draft", "updated_at"])
 
 
 # --- typed drafts ------------------------------------------------------------------------------
@@ -113,7 +92,9 @@ def typed_draft_fields(
     """
     parts = token.split(":")
     index_ok = len(parts) == 3 and parts[1].isascii() and parts[1].isdigit() and len(parts[1]) <= 6
-    if not index_ok or parts[0] not in TYPED_STEPS:
+    kind, spec = draft_kind(parts[0]) if index_ok else (None, None)
+    if kind is None:
+        # Malformed, or a page with nothing to type (its spec has no draft kind).
         raise InvalidDraft("The draft's page token is missing or malformed; nothing was saved.")
     step, task_index = parts[0], int(parts[1])
     expected = step_token_of(participant_id=participant_id, step=step, task_index=task_index)
@@ -121,12 +102,12 @@ def typed_draft_fields(
         raise ForeignDraft("The draft's page belongs to another participant; nothing was saved.")
     lists = fields.lists() if hasattr(fields, "lists") else fields.items()
     data: dict[str, str] = {}
-    if step == Participant.Step.SURVEY:
+    if kind == "survey":
         choices = _survey_choices(plan)
         allowed = None
-    else:
+    else:  # "answer": the page's answer box
         choices = {}
-        allowed = f"answer_{0 if step == Participant.Step.TRAINING else task_index + 1}"
+        allowed = f"answer_{spec.position(task_index)}"
     for name, values in lists:
         if name in _CARRIED:
             continue
@@ -172,7 +153,7 @@ def typed_draft_save(*, plan: StudyPlan, participant_id: int, token: str, fields
     )
     changed = typed_draft_saved(
         values={
-            "draft": {"token": token, "data": _stored(data), "typed": True},
+            "draft": {"token": token, "data": draft_stored(data), "typed": True},
             "updated_at": timezone.now(),
         },
         where={

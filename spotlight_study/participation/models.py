@@ -3,6 +3,8 @@
 All times are server times (UTC). ``time_on_task_ms`` is the time from the first serving of a task
 page to the saving of its answer, in milliseconds, measured on the server.
 """
+import enum
+
 from django.db import models
 
 from spotlight_study.studies.models import Setting, Study
@@ -25,15 +27,15 @@ class Participant(models.Model):
         RETURNED = "returned", "Returned on Prolific"
         TIMED_OUT = "timed_out", "Timed out on Prolific"
         REJECTED = "rejected", "Rejected on Prolific"
+        ENDED_BY_RESEARCHER = "ended_by_researcher", "Ended by the researcher"
 
-    class Step(models.TextChoices):
-        CONSENT = "consent", "Consent"
-        INSTRUCTIONS = "instructions", "Instructions"
-        TRAINING = "training", "Training task"
-        REREAD = "reread", "Instructions again (after a failed first check)"
-        TASK = "task", "Main task"
-        SURVEY = "survey", "Survey"
-        DONE = "done", "Done"
+        # The one set of ended statuses: the participant left without finishing and holds no
+        # place; their page is the ended page, and the monitor, the export and the top-up count
+        # them as ended. Plain strings in a tuple: a TextChoices member hashes by its name, so a
+        # set would miss a row's plain value. ``enum.nonmember`` keeps it out of the choices.
+        ENDED = enum.nonmember(("returned", "timed_out", "rejected", "ended_by_researcher"))
+        #: The ended statuses that Prolific sets (its returned, timed-out or rejected submission).
+        PROLIFIC_ENDED = enum.nonmember(("returned", "timed_out", "rejected"))
 
     study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="participants")
     prolific_pid = models.CharField(max_length=24)
@@ -47,7 +49,9 @@ class Participant(models.Model):
     shuffle_seed = models.BigIntegerField()
 
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.IN_PROGRESS)
-    step = models.CharField(max_length=20, choices=Step.choices, default=Step.CONSENT)
+    # The key of a registered step (participation/steps/): plain text, so that a new page kind
+    # needs no migration; ``steps.step_key_validate`` refuses an unknown key.
+    step = models.CharField(max_length=20)
     task_index = models.PositiveIntegerField(
         default=0,
         help_text="0-based index into cell_plan; on the training step, the attempt at the "

@@ -35,7 +35,8 @@ from .errors import PilotError
 from .models import Participant
 from .selectors import PilotCounts, pilot_counts
 from .pilot_behaviour import PROFILES, pilot_answer, pilot_training_answer  # noqa: F401 (re-exported)
-from .steps import pilot_turn
+from .steps import first_step, pilot_turn
+from .steps.lookup import pilot_time_plan
 
 #: Most simulated participants per run from the command line; the web button allows fewer.
 PILOT_MAX_PARTICIPANTS = 500
@@ -80,33 +81,11 @@ def pilot_participant_create(
         assignment_seed=seed,
         shuffle_seed=rng.getrandbits(62),
         is_pilot=True,
+        step=first_step(),
     )
     # auto_now_add stamps the real clock; the pilot's timeline is simulated.
     Participant.objects.filter(pk=participant.pk).update(started_at=started_at)
     return participant
-
-
-def _task_seconds(profile: str, short_s: float, rng: random.Random) -> float:
-    """Seconds on one task: ``fast`` is under the short-time flag, ``distracted`` is long."""
-    if profile == "fast":
-        return rng.uniform(0.2, 0.8) * short_s
-    if profile == "distracted":
-        return rng.uniform(150, 400)
-    return rng.uniform(max(short_s * 1.5, 40), 240)
-
-
-def _time_plan(profile: str, *, study: Study, rng: random.Random) -> dict:
-    """Simulated seconds per step: ``consent``, ``instructions``, ``training``, ``tasks`` (a
-    list, one per main setting) and ``survey``."""
-    n_tasks = len(main_settings(study))
-    short_s = max(1, study.short_time_flag_seconds)
-    return {
-        "consent": rng.uniform(15, 60),
-        "instructions": rng.uniform(30, 120),
-        "training": _task_seconds(profile, short_s, rng),
-        "tasks": [_task_seconds(profile, short_s, rng) for _ in range(n_tasks)],
-        "survey": rng.uniform(40, 150),
-    }
 
 
 class _Clock:
@@ -128,9 +107,12 @@ def _simulate_one(*, study: Study, index: int, rng: random.Random, end: datetime
     then each step's answer and telemetry, then the survey), so a seed gives the same pilots.
     """
     profile = PROFILES[index % len(PROFILES)]
-    plan = _time_plan(profile, study=study, rng=rng)
-    total = sum(plan[k] for k in ("consent", "instructions", "training", "survey"))
-    total += sum(plan["tasks"])
+    # Each step's spec draws its own seconds (``StepSpec.pilot_seconds``), in flow order.
+    plan = pilot_time_plan(profile, study=study, rng=rng)
+    # Single pages first, then the pages of several (the main tasks): the order of the sum
+    # that seeded pilots have always used.
+    total = sum(v for v in plan.values() if not isinstance(v, list))
+    total += sum(sum(v) for v in plan.values() if isinstance(v, list))
     clock = _Clock(end - timedelta(seconds=total + rng.uniform(5, 900)))
     p = pilot_participant_create(study=study, rng=rng, started_at=clock.now)
     while True:

@@ -135,3 +135,15 @@ def pilot_telemetry(profile: str, seconds: float, answer: str, rng: random.Rando
         largest_insert_chars=1 if typed else len(answer),
         away_before_paste_ms=rng.randint(5_000, 20_000) if pasted else 0,
     )
+
+
+def pilot_task_seconds(profile: str, study, rng: random.Random) -> float:
+    """Simulated seconds on one task page (s): ``fast`` stays under the study's short-time flag
+    (``short_time_flag_seconds``), ``distracted`` is long, everyone else takes a plausible
+    time."""
+    short_s = max(1, study.short_time_flag_seconds)
+    if profile == "fast":
+        return rng.uniform(0.2, 0.8) * short_s
+    if profile == "distracted":
+        return rng.uniform(150, 400)
+    return rng.uniform(max(short_s * 1.5, 40), 240)

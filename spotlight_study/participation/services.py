@@ -136,16 +136,13 @@ def participant_prolific_status_set(
     - returned, timed out or rejected -> another of the three, only with ``replace_ended``: the
       participant follows their submission, whose later status by Prolific's own time won (one
       truth, docs/prolific.md); without it, unchanged;
-    - failed check or no consent: unchanged (they hold no place).
+    - failed check, no consent or ended by the researcher: unchanged (they hold no place; the
+      researcher's decision is kept with its reason).
 
     ``finished_at`` is set if empty. Returns whether the status changed. Raises ``ValueError``
     for another status and ``Participant.DoesNotExist`` for an unknown id.
     """
-    ended = (
-        Participant.Status.RETURNED,
-        Participant.Status.TIMED_OUT,
-        Participant.Status.REJECTED,
-    )
+    ended = Participant.Status.PROLIFIC_ENDED
     if status not in ended:
         raise ValueError(f"Prolific can only end a participant as {', '.join(ended)}, not {status}.")
     now = now or timezone.now()

@@ -33,6 +33,7 @@ from spotlight_study.participation import flag_queries
 from spotlight_study.participation import flags as quality_flags
 from spotlight_study.participation.models import Participant, TaskResponse
 from spotlight_study.participation.selectors import participant_pseudonym
+from spotlight_study.participation.steps.lookup import step_label, step_started_at
 from spotlight_study.prolific.models import Submission
 from spotlight_study.studies.models import Study
 from spotlight_study.studies.selectors import study_cells
@@ -124,45 +125,10 @@ def duration_display(seconds: int | None) -> str:
     return f"{hours} h {minutes:02d} min"
 
 
-def _step_label(step: str, task_index: int, n_tasks: int) -> str:
-    if step == Participant.Step.TASK:
-        return f"task {task_index + 1} of {n_tasks}"
-    return step
-
-
 def _seconds(later: datetime | None, earlier: datetime | None) -> int | None:
     if later is None or earlier is None:
         return None
     return max(0, int((later - earlier).total_seconds()))
-
-
-def _step_started_at(p: dict, answers: dict[int, tuple]) -> datetime | None:
-    """When the participant entered their current step, from the recorded instants.
-
-    ``answers`` maps position (0 = training) to ``(served_at, answered_at)``. A task step starts
-    when its page was first served; until then (the page was not loaded yet) it started when the
-    previous step ended. Instructions start at consent; the survey when the last answer was
-    saved; training, before its page is served, when the instructions were submitted (the
-    participant row's last write).
-    """
-    step = p["step"]
-    if step == Participant.Step.CONSENT:
-        return p["started_at"]
-    if step == Participant.Step.INSTRUCTIONS:
-        return p["consented_at"]
-    if step in (Participant.Step.TRAINING, Participant.Step.TASK):
-        position = 0 if step == Participant.Step.TRAINING else p["task_index"] + 1
-        if position in answers:
-            return answers[position][0]
-        if position - 1 in answers and answers[position - 1][1]:
-            return answers[position - 1][1]
-        return p["updated_at"]
-    if step == Participant.Step.REREAD:
-        return p["updated_at"]  # entered by the save of the failed first attempt (its last write)
-    if step == Participant.Step.SURVEY:
-        saved = [answered for _served, answered in answers.values() if answered]
-        return max(saved) if saved else p["updated_at"]
-    return None
 
 
 def _participant_flags(
@@ -220,10 +186,12 @@ def monitor_page(
     beyond the last is clamped to the last page. ``study`` should come with its settings
     prefetched (``study_get_with_settings``) so the cell labels cost no query.
 
-    The current step is ``consent``, ``instructions``, ``training``, ``task k of n``, ``survey``
-    or ``done``. The time on the step runs from the instant the step was entered (see
-    :func:`_step_started_at`) to ``now`` and is shown only while the participant is in
-    progress; the time so far runs from arrival (``started_at``) to the end
+    The current step is named by its spec (``consent``, ``instructions``, ``training``,
+    ``task k of n``, ``survey``, ``done``, or a registered step's key or label:
+    :func:`~spotlight_study.participation.steps.lookup.step_label`). The time on the step runs
+    from the instant the step was entered (the spec's ``started_at``:
+    :func:`~spotlight_study.participation.steps.lookup.step_started_at`) to ``now`` and is shown
+    only while the participant is in progress and not on an end page; the time so far runs from arrival (``started_at``) to the end
     (``finished_at``), to ``now`` while in progress, and to the participant's last recorded
     change for those who left without finishing (returned, timed out, rejected).
     """
@@ -274,9 +242,9 @@ def monitor_page(
                 pilot=p["is_pilot"],
                 cell=p["cell_index"],
                 cell_label=labels.get(p["cell_index"], ""),
-                step=_step_label(p["step"], p["task_index"], len(p["cell_plan"])),
-                step_seconds=_seconds(now, _step_started_at(p, answers[p["id"]]))
-                if in_progress and p["step"] != Participant.Step.DONE
+                step=step_label(p["step"], p["task_index"], len(p["cell_plan"])),
+                step_seconds=_seconds(now, step_started_at(p, answers[p["id"]]))
+                if in_progress
                 else None,
                 total_seconds=_seconds(end, p["started_at"]),
                 flags=tuple(

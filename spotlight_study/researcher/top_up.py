@@ -9,7 +9,8 @@
 - ``pending``: participants in progress who still hold a place (started within the study's
   abandonment timeout); they may still complete;
 - ``excluded`` (ended here without usable answers: excluded answers, a failed check under the
-  ``end`` policy, no consent) and ``ended`` (returned, timed out, rejected), for information;
+  ``end`` policy, no consent) and ``ended`` (``Participant.Status.ENDED``: returned, timed out,
+  rejected, ended by the researcher), for information;
 - ``needed`` = max(0, quota - usable - pending).
 
 Open places on Prolific (its ``total_available_places`` minus the submissions that hold one:
@@ -39,7 +40,6 @@ from spotlight_study.studies.selectors import study_cells
 
 # Prolific statuses whose submission no longer holds a place on Prolific (it reopens it).
 PLACE_FREEING = ("RETURNED", "TIMED-OUT", "REJECTED")
-ENDED = (Participant.Status.RETURNED, Participant.Status.TIMED_OUT, Participant.Status.REJECTED)
 
 
 @dataclass(frozen=True)
@@ -109,7 +109,7 @@ def cell_needs(study: Study) -> tuple[CellNeed, ...]:
         cell = p["cell"]
         if p["status"] == Participant.Status.COMPLETED and p["participant"] not in excluded_people:
             usable[cell] += 1
-        elif p["status"] in ENDED:
+        elif p["status"] in Participant.Status.ENDED:
             ended[cell] += 1
         elif p["status"] != Participant.Status.IN_PROGRESS:
             excluded[cell] += 1

@@ -17,6 +17,7 @@ from spotlight_study.csvsafe import neutralize
 from spotlight_study.participation import flags as quality_flags
 from spotlight_study.participation.models import Participant
 from spotlight_study.participation.selectors import participant_pseudonym
+from spotlight_study.participation.steps.lookup import export_cells, export_columns
 from spotlight_study.prolific.payloads import DEMOGRAPHIC_FIELDS
 from spotlight_study.prolific.selectors import demographics_by_pseudonym
 from spotlight_study.results.selectors import export_data
@@ -134,6 +135,8 @@ def export_rows(*, study: Study, include_pilot: bool = False) -> dict[str, list[
     )
     demographics = demographics_by_pseudonym(study=study)
     responses, survey, people = [], [], []
+    # The registered steps' own columns (none for the built-in steps): one query per such step.
+    step_cells = export_cells([p.pk for p in data.participants]) if export_columns() else {}
     for p in data.participants:
         pseudonym = participant_pseudonym(study=study, prolific_pid=p.prolific_pid)
         answers = data.responses.get(p.pk, ())
@@ -153,6 +156,7 @@ def export_rows(*, study: Study, include_pilot: bool = False) -> dict[str, list[
         person = _participant_row(p, pseudonym, training[-1].answer if training else "")
         person.update(_attempt_cells(data.attempts.get(p.pk, ()), any(r.answered_at for r in training)))
         person.update(_demographic_cells(demographics.get(pseudonym)))
+        person.update(step_cells.get(p.pk, ()))
         people.append(person)
     return {"responses": responses, "survey": survey, "participants": people}
 
@@ -254,10 +258,11 @@ def _demographic_cells(d: dict | None) -> dict:
 
 
 def participant_columns(people: Iterable[Mapping]) -> list[str]:
-    """The columns of ``participants.csv`` for these rows: :data:`PARTICIPANTS_COLUMNS`, then
-    the ``screener_*`` columns any row has (sorted)."""
+    """The columns of ``participants.csv`` for these rows: :data:`PARTICIPANTS_COLUMNS`, the
+    registered steps' own columns (``StepSpec.export_columns``, in flow order; none for the
+    built-in steps), then the ``screener_*`` columns any row has (sorted)."""
     extra = sorted({k for row in people for k in row if k.startswith(SCREENER_PREFIX)})
-    return [*PARTICIPANTS_COLUMNS, *extra]
+    return [*PARTICIPANTS_COLUMNS, *export_columns(), *extra]
 
 
 def csv_write(fh, columns: list[str], rows: Iterable[Mapping]) -> None:

@@ -98,7 +98,7 @@ def test_end_pages_have_no_serious_violations(page, live_server, live_demo_study
     page.context.clear_cookies()
     pid = enter(page, live_server.url, study.slug)
     Participant.objects.filter(prolific_pid=pid).update(
-        status=Participant.Status.FAILED_CHECK, step=Participant.Step.DONE
+        status=Participant.Status.FAILED_CHECK, step="done"
     )
     page.goto(step)
     expect(page.get_by_role("heading", name="The study ends here")).to_be_visible()

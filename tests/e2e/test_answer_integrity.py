@@ -62,7 +62,7 @@ def test_back_then_submit_on_task_1_never_saves_the_training_answer(page, live_s
     expect(page.get_by_text(EMPTY_ANSWER_ERROR)).to_be_visible()
 
     participant = Participant.objects.get(study=study)
-    assert participant.step == Participant.Step.TASK and participant.task_index == 0
+    assert participant.step == "task" and participant.task_index == 0
     assert _answers(participant) == {0: TRAINING, 1: None}
 
 
@@ -96,7 +96,7 @@ def test_back_forward_and_reload_at_every_step(page, live_server, live_demo_stud
 
     round_trip(instructions_shown, loaded=instructions_shown)
     participant.refresh_from_db()
-    assert participant.step == Participant.Step.INSTRUCTIONS
+    assert participant.step == "instructions"
     page.get_by_role("button", name="Continue").click()
 
     # Each task: type something, then reload/Back/Forward. The box comes back with the typed
@@ -161,7 +161,7 @@ def test_double_click_on_submit_stores_one_answer_and_advances_once(page, live_s
     expect_task(page, "Task 1 of 2")
 
     participant = Participant.objects.get(study=study)
-    assert participant.step == Participant.Step.TASK and participant.task_index == 0
+    assert participant.step == "task" and participant.task_index == 0
     assert _answers(participant) == {0: TRAINING, 1: None}
 
 
@@ -183,7 +183,7 @@ def test_double_click_without_javascript_is_refused_by_the_server(browser, live_
         close_context(context)
 
     participant = Participant.objects.get(study=study)
-    assert participant.step == Participant.Step.TASK and participant.task_index == 0
+    assert participant.step == "task" and participant.task_index == 0
     assert _answers(participant) == {0: TRAINING, 1: None}
 
 
@@ -209,7 +209,7 @@ def test_two_tabs_on_the_same_task_store_the_first_submit_only(page, live_server
     assert _answer_box(tab_b).input_value() == ""
 
     participant = Participant.objects.get(study=study)
-    assert participant.step == Participant.Step.TASK and participant.task_index == 1
+    assert participant.step == "task" and participant.task_index == 1
     assert _answers(participant) == {0: TRAINING, 1: TASK_1, 2: None}
     assert TaskResponse.objects.get(participant=participant, position=1).serve_count == 2
 

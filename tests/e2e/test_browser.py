@@ -147,7 +147,7 @@ def test_back_button_resubmit_stores_no_second_answer(page, live_server, live_de
     assert served_old == [True]
 
     participant = Participant.objects.get(study=study)
-    assert participant.step == Participant.Step.TASK and participant.task_index == 1
+    assert participant.step == "task" and participant.task_index == 1
     assert TaskResponse.objects.filter(participant=participant).count() == count_before == 3
     assert (
         TaskResponse.objects.filter(participant=participant, answered_at__isnull=False).count()

@@ -89,7 +89,7 @@ def test_typed_text_is_back_after_a_reload_and_back_forward(page, live_server, l
     # flow.js's counter counts the restored text.
     expect(page.locator("#answer-counter")).to_have_text(f"{len(TYPED):,} of at most 5,000 characters.")
     participant.refresh_from_db()
-    assert participant.step == Participant.Step.TRAINING
+    assert participant.step == "training"
     assert not TaskResponse.objects.filter(participant=participant, answered_at__isnull=False).exists()
 
 

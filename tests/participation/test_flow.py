@@ -97,7 +97,7 @@ def test_stale_tab_and_back_button_land_on_current_step(walker, demo_study):
     stale = walker.post({"decision": "decline"}, token=walker.token(consent_page))
     assert stale.status_code == 302 and stale["Location"].endswith("/step/")
     p = Participant.objects.get()
-    assert p.status == Participant.Status.IN_PROGRESS and p.step == Participant.Step.TRAINING
+    assert p.status == Participant.Status.IN_PROGRESS and p.step == "training"
     # It says that the choice on the old page was not recorded (not that "its answer is saved").
     shown = walker.page().content.decode()
     assert "choice on it was not recorded" in shown and "answer is saved" not in shown
@@ -122,7 +122,7 @@ def test_resume_with_same_pid_in_a_new_browser(client, demo_study):
     w.enter()
     assert Participant.objects.count() == 1
     p2 = Participant.objects.get()
-    assert (p2.pk, p2.cell_index, p2.step) == (p.pk, p.cell_index, Participant.Step.TRAINING)
+    assert (p2.pk, p2.cell_index, p2.step) == (p.pk, p.cell_index, "training")
     assert "Instructions, step 2 of 2" in w.page().content.decode()
 
 
@@ -183,7 +183,7 @@ def test_empty_and_oversized_answers_redirect_and_keep_the_text(walker, demo_stu
         assert "please shorten it to at most 5,000" in html
         assert long_text.strip()[:200] in html
     assert not TaskResponse.objects.filter(answered_at__isnull=False).exists()
-    assert Participant.objects.get().step == Participant.Step.TRAINING
+    assert Participant.objects.get().step == "training"
 
 
 def test_kept_text_belongs_to_its_page_only(walker, demo_study):
@@ -217,7 +217,7 @@ def test_only_the_current_steps_answer_field_is_accepted(walker, demo_study):
         assert response.status_code == 302
         assert "already submitted" in walker.page().content.decode()
     p = Participant.objects.get()
-    assert p.step == Participant.Step.TASK and p.task_index == 0
+    assert p.step == "task" and p.task_index == 0
     assert TaskResponse.objects.get(position=1).answered_at is None
 
 
@@ -263,7 +263,7 @@ def test_one_click_on_decline_asks_again_and_changes_nothing(walker, demo_study)
     asked = walker.post({"decision": "decline"})
     assert asked.status_code == 302 and asked["Location"].endswith("/step/?confirm=decline")
     p = Participant.objects.get()
-    assert p.status == Participant.Status.IN_PROGRESS and p.step == Participant.Step.CONSENT
+    assert p.status == Participant.Status.IN_PROGRESS and p.step == "consent"
     assert p.finished_at is None
     page = walker.client.get(asked["Location"]).content.decode()
     assert "Not taking part?" in page and 'value="decline_confirmed"' in page
@@ -273,12 +273,12 @@ def test_one_click_on_decline_asks_again_and_changes_nothing(walker, demo_study)
     assert 'value="agree"' in plain and "Not taking part?" not in plain
     walker.post({"decision": "agree"})
     p.refresh_from_db()
-    assert p.step == Participant.Step.INSTRUCTIONS and p.consented_at
+    assert p.step == "instructions" and p.consented_at
     # The confirmation's button from the old page, pressed after agreeing: ignored.
     stale = walker.post({"decision": "decline_confirmed"}, token=consent_token)
     assert stale.status_code == 302 and stale["Location"].endswith("/step/")
     p.refresh_from_db()
-    assert p.status == Participant.Status.IN_PROGRESS and p.step == Participant.Step.INSTRUCTIONS
+    assert p.status == Participant.Status.IN_PROGRESS and p.step == "instructions"
 
 
 def test_failed_check_continues_and_flags_by_default(walker, demo_study):
@@ -288,7 +288,7 @@ def test_failed_check_continues_and_flags_by_default(walker, demo_study):
     walker.instructions()
     walker.answer("The texts are about fishing.")
     p = Participant.objects.get()
-    assert p.instruction_check_passed is False and p.step == Participant.Step.TASK
+    assert p.instruction_check_passed is False and p.step == "task"
 
 
 def test_failed_check_under_end_policy_explains_then_links_to_prolific(walker, demo_study):
@@ -347,7 +347,7 @@ def test_study_not_live_refuses_new_but_lets_started_continue(client, demo_study
     started.enter()
     Study.objects.filter(pk=demo_study.pk).update(status=status)
     started.consent()
-    assert Participant.objects.get().step == Participant.Step.INSTRUCTIONS
+    assert Participant.objects.get().step == "instructions"
     client.cookies.clear()
     response = Walker(client, demo_study.slug).enter()
     assert "not open at the moment" in response.content.decode()

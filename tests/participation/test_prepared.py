@@ -69,7 +69,7 @@ def test_fields_save_writes_only_the_fields_and_sets_auto_now(demo_study):
     p = _arrive(demo_study)
     before = Participant.objects.get(pk=p.pk).updated_at
     p.comment = "changed"
-    p.step = Participant.Step.INSTRUCTIONS
+    p.step = "instructions"
     p.task_index = 7  # not in the fields: must stay as stored
     fields_save(p, ["comment", "step", "updated_at"])
     stored = Participant.objects.get(pk=p.pk)

@@ -78,7 +78,7 @@ def ready_step():
             ],
         },
     }
-    steps.register(spec, after=Participant.Step.INSTRUCTIONS)
+    steps.register(spec, after="instructions")
     try:
         with override_settings(TEMPLATES=[with_ready]):
             yield saved
@@ -102,7 +102,7 @@ def test_a_registered_step_works_in_the_participant_flow(client, demo_study, rea
     w.post({"ready": "yes"})
     p = Participant.objects.get(prolific_pid=w.pid)
     assert ready_step == [(p.pk, "yes")]
-    assert p.step == Participant.Step.TRAINING and p.draft is None
+    assert p.step == "training" and p.draft is None
     assert "stars (more often in group 2)" in w.page().content.decode()
     # A second post of the step's page is stale and records nothing.
     assert w.post({"ready": "somewhat"}, token=ready_token).status_code == 302

@@ -256,4 +256,4 @@ def test_purge_identifiers_clears_every_draft(world):
     assert tables_holding("DRAFT-ONLY-TEXT") == set() and tables_holding("x" * 5001) == set()
     assert TaskResponse.objects.filter(answered_at__isnull=False).count() == answers
     typing.refresh_from_db()
-    assert typing.step == Participant.Step.TASK and typing.status == Participant.Status.IN_PROGRESS
+    assert typing.step == "task" and typing.status == Participant.Status.IN_PROGRESS

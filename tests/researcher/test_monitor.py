@@ -50,7 +50,7 @@ def _bulk_participants(study, n: int, *, pilot: bool = False) -> list[Participan
             assignment_counts={},
             assignment_seed=i,
             shuffle_seed=i,
-            step=Participant.Step.SURVEY,
+            step="survey",
             task_index=len(mains) - 1,
             consented_at=now,
             instruction_check_passed=i % 3 != 0,
@@ -150,7 +150,7 @@ def test_step_time_and_time_so_far_follow_the_recorded_instants(demo_study):
     # Once done, the step has no running time and the total stops at the end.
     Participant.objects.filter(pk=p.pk).update(
         status=Participant.Status.COMPLETED,
-        step=Participant.Step.DONE,
+        step="done",
         finished_at=start + timedelta(minutes=20),
     )
     row = monitor_page(study=study, filters=MonitorFilters(), now=now + timedelta(hours=5)).rows[0]

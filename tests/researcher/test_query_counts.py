@@ -44,7 +44,7 @@ def _add_participants(study, n: int, *, start: int) -> None:
             assignment_seed=i,
             shuffle_seed=i,
             status=statuses[i % 3],
-            step=Participant.Step.DONE if i % 3 == 0 else Participant.Step.TASK,
+            step="done" if i % 3 == 0 else "task",
             task_index=0,
             consented_at=now,
             finished_at=now if i % 3 == 0 else None,

@@ -24,9 +24,12 @@ from .spec import (
     StepSpec,
     Turn,
     advance,
+    first_step,
     flow_order,
     register,
     spec_for,
+    spec_named,
+    step_key_validate,
     unregister,
 )
 from .survey import SURVEY
@@ -39,6 +42,7 @@ if not flow_order:
 
 __all__ = [
     "CONFIRM_DECLINE", "ENDED", "Outcome", "PilotTurn", "PreviewPage", "Refused", "StepSpec",
-    "Turn", "advance", "flow_order", "page", "pilot_turn", "preview", "preview_pages",
-    "register", "spec_for", "step_save", "submit", "unregister",
+    "Turn", "advance", "first_step", "flow_order", "page", "pilot_turn", "preview",
+    "preview_pages", "register", "spec_for", "spec_named", "step_key_validate", "step_save",
+    "submit", "unregister",
 ]

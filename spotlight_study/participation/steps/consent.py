@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from ..forms import ConsentForm
 from ..models import Participant
 from ..selectors import completion_url
-from . import statements
+from . import keys, statements
 from .spec import Outcome, PilotTurn, PreviewPage, StepSpec, Turn, advance
 
 #: The query string of the consent page that asks a participant to confirm not taking part.
@@ -34,7 +35,7 @@ def consent_save(turn: Turn, *, decision: str) -> Outcome | None:
         advance(p, ["consented_at"])
         return None
     p.status = Participant.Status.NO_CONSENT
-    p.step = Participant.Step.DONE
+    p.step = keys.DONE
     p.finished_at = now
     p.draft = None
     statements.participant_save(p, ["status", "step", "finished_at", "draft", "updated_at"])
@@ -48,12 +49,12 @@ def consent_preview(page: PreviewPage):
 
 def consent_pilot(pt: PilotTurn) -> dict:
     """A pilot participant agrees after the planned seconds (stamped as ``consented_at``)."""
-    pt.turn.now = pt.advance(pt.seconds["consent"])
+    pt.turn.now = pt.advance(pt.seconds[keys.CONSENT])
     return {"decision": "agree"}
 
 
 CONSENT = StepSpec(
-    key=Participant.Step.CONSENT,
+    key=keys.CONSENT,
     template="participation/consent.html",
     form=ConsentForm,
     context=consent_context,
@@ -62,4 +63,7 @@ CONSENT = StepSpec(
     preview=consent_preview,
     pilot=consent_pilot,
     statements=(statements.LOCKED_READ, statements.PARTICIPANT_SAVE),
+    place=lambda p: (0, gettext("Your consent is saved"), gettext("this is the consent page")),
+    started_at=lambda row, answers: row["started_at"],
+    pilot_seconds=lambda profile, study, rng: rng.uniform(15, 60),
 )

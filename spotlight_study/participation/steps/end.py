@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..models import Participant
 from ..selectors import completion_code, completion_url
+from . import keys
 from .spec import ENDED, PreviewPage, StepSpec, Turn
 
 
@@ -23,7 +24,7 @@ def done_preview(page: PreviewPage):
 
 
 DONE = StepSpec(
-    key=Participant.Step.DONE,
+    key=keys.DONE,
     template="participation/done.html",
     form=None,
     context=done_context,

@@ -1,12 +1,14 @@
 """The instructions step: the study's instructions with the training setting as an example."""
 from __future__ import annotations
 
+from django.utils.translation import gettext
+
 from spotlight_study.studies.selectors import training_setting
 
 from ..forms import StepForm
 from ..models import Participant
 from ..selectors import task_page
-from . import statements
+from . import keys, statements
 from .spec import Outcome, PilotTurn, PreviewPage, StepSpec, Turn, advance
 
 
@@ -29,12 +31,12 @@ def instructions_preview(page: PreviewPage):
 
 def instructions_pilot(pt: PilotTurn) -> dict:
     """A pilot participant reads for the planned seconds and continues."""
-    pt.turn.now = pt.advance(pt.seconds["instructions"])
+    pt.turn.now = pt.advance(pt.seconds[keys.INSTRUCTIONS])
     return {}
 
 
 INSTRUCTIONS = StepSpec(
-    key=Participant.Step.INSTRUCTIONS,
+    key=keys.INSTRUCTIONS,
     template="participation/instructions.html",
     form=StepForm,
     context=instructions_context,
@@ -42,4 +44,9 @@ INSTRUCTIONS = StepSpec(
     preview=instructions_preview,
     pilot=instructions_pilot,
     statements=(statements.LOCKED_READ, statements.PARTICIPANT_SAVE),
+    place=lambda p: (
+        0, gettext("You have already read the instructions"), gettext("this is the instructions page")
+    ),
+    started_at=lambda row, answers: row["consented_at"],  # entered by the consent's save
+    pilot_seconds=lambda profile, study, rng: rng.uniform(30, 120),
 )

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 
 from spotlight_study.studies.plan import study_plan
 
-from .. import drafts
+from . import draft_store as drafts
 from ..errors import InvalidAnswer, StaleStep
 from ..models import Participant
-from ..page_place import page_place, place_note_pattern
+from .place import page_place, place_note_pattern
 from ..services import STALE_MESSAGE, step_token
 from . import statements
 from .spec import Outcome, PilotTurn, PreviewPage, StepSpec, Turn, flow_order, spec_for, spec_named
@@ -52,8 +52,8 @@ def page(
     """The participant's current step page: ``(template, context)``.
 
     The context holds ``study`` (the plan), ``participant``, ``form`` (restoring the page's
-    kept draft, refused or typed, if any), ``place`` (:func:`..page_place.page_place`),
-    ``place_note`` (:func:`..page_place.place_note_pattern`, in the active language) and the
+    kept draft, refused or typed, if any), ``place`` (:func:`.place.page_place`),
+    ``place_note`` (:func:`.place.place_note_pattern`, in the active language) and the
     step's own context (which gives ``draft_url``, where ``static/js/draft.js`` sends typed
     drafts, on the pages that have something to type). A task page records its serving (the
     one write a GET makes).

@@ -21,7 +21,7 @@ from spotlight_study.studies.plan import SettingPlan, StudyPlan
 
 from ..models import Participant
 from ..selectors import participant_conditions
-from . import statements
+from . import keys, statements
 
 
 @dataclass(frozen=True)
@@ -103,9 +103,9 @@ def current_task(participant: Participant, plan: StudyPlan) -> tuple[SettingPlan
     Position 0 is the training task (always shown with its pattern box); main tasks are 1..k.
     Raises ``ValueError`` if the participant is not on a task step.
     """
-    if participant.step == Participant.Step.TRAINING:
+    if participant.step == keys.TRAINING:
         return plan.training, "pattern", 0
-    if participant.step == Participant.Step.TASK:
+    if participant.step == keys.TASK:
         task = participant.cell_plan[participant.task_index]
         return plan.setting(task["setting"]), task["condition"], participant.task_index + 1
     raise ValueError(f"Participant is on step {participant.step}, not a task.")
@@ -158,6 +158,36 @@ class StepSpec:
     in_preview : callable or None
         ``in_preview(study) -> bool``: whether the step's pages are in the preview of this
         study (``None``: always).
+    label : callable or None
+        ``label(task_index, n_tasks) -> str``: the step as the monitor names it (``"task 2 of
+        3"``); ``None``: its key.
+    place : callable or None
+        ``place(participant) -> (offset, saved, here)``: the page's place for Back and Forward
+        (:mod:`.place`): ``offset`` the page's number within the step (0 but on the main
+        tasks), ``saved`` what leaving it stored and ``here`` its name, both in the active
+        language. ``None``: no place (an end page).
+    started_at : callable or None
+        ``started_at(row, answers) -> datetime | None``: when a participant entered the step,
+        for the monitor's time on step. ``row`` has the participant's ``step``,
+        ``task_index``, ``started_at``, ``consented_at`` and ``updated_at``; ``answers`` maps
+        a task position to ``(served_at, answered_at)``. ``None``: the row's ``updated_at``
+        (the save that entered the step is the participant's last write).
+    pilot_seconds : callable or None
+        ``pilot_seconds(profile, study, rng) -> float | list``: the simulated seconds a pilot
+        participant of ``profile`` spends on the step (a list: one per page), drawn from
+        ``rng``; the step's pilot hook reads it back as ``pilot_turn.seconds[key]``.
+    draft_kind : str or None
+        What a typed draft of the page may hold (``participation/drafts.py``): ``"answer"``
+        (the answer box ``answer_<position>``), ``"survey"`` (the survey's choices and
+        comment), or ``None`` (nothing to type: no typed draft is kept).
+    position : callable or None
+        ``position(task_index) -> int``: the task position (``TaskResponse.position``) a task
+        page shows; ``None`` off the task pages.
+    export_columns : tuple of str
+        The step's own columns of ``participants.csv``, after the fixed ones (docs/export.md).
+    export : callable or None
+        ``export(participant_ids) -> {participant_id: {column: value}}``: those columns' cells
+        (a missing cell is written empty); one query for all participants.
     """
 
     key: str
@@ -174,6 +204,14 @@ class StepSpec:
     for_this_page: Callable[[Any], bool] | None = None
     detour: bool = False
     in_preview: Callable[[Any], bool] | None = None
+    label: Callable[[int, int], str] | None = None
+    place: Callable[[Participant], tuple[int, str, str]] | None = None
+    started_at: Callable[[dict, dict], datetime | None] | None = None
+    pilot_seconds: Callable[[str, Any, random.Random], Any] | None = None
+    draft_kind: str | None = None
+    position: Callable[[int], int] | None = None
+    export_columns: tuple[str, ...] = ()
+    export: Callable[[list[int]], dict[int, dict]] | None = None
 
     def pages(self, n_tasks: int) -> list[tuple[str, int]]:
         """This step's preview pages, ``[(name, position)]``."""
@@ -187,13 +225,9 @@ class StepSpec:
 flow_order: list[str] = []
 _SPECS: dict[str, StepSpec] = {}
 
-#: The statuses whose page is the ``ended`` page, whatever the step.
-ENDED_STATUSES = (
-    Participant.Status.RETURNED,
-    Participant.Status.TIMED_OUT,
-    Participant.Status.REJECTED,
-)
-ENDED = "ended"
+ENDED = keys.ENDED
+#: The draft kinds ``StepSpec.draft_kind`` may name (``participation/drafts.py`` checks them).
+DRAFT_KINDS = ("answer", "survey")
 
 
 def register(spec: StepSpec, *, after: str | None = None) -> None:
@@ -208,6 +242,8 @@ def register(spec: StepSpec, *, after: str | None = None) -> None:
         raise ValueError(f"A step key has at most 20 characters, not {key!r}.")
     if after is not None and after != ENDED and str(after) not in flow_order:
         raise ValueError(f"No step {after!r} to put {key!r} after.")
+    if spec.draft_kind not in (None, *DRAFT_KINDS):
+        raise ValueError(f"Step {key!r}: draft kind {spec.draft_kind!r} is not one of {DRAFT_KINDS}.")
     _SPECS[key] = spec
     if after == ENDED:
         return
@@ -226,7 +262,7 @@ def unregister(key: str) -> None:
 
 def spec_for(participant: Participant) -> StepSpec:
     """The spec of the participant's current page. Raises ``KeyError`` for an unknown step."""
-    if participant.status in ENDED_STATUSES:
+    if participant.status in Participant.Status.ENDED:
         return _SPECS[ENDED]
     return _SPECS[str(participant.step)]
 
@@ -234,6 +270,19 @@ def spec_for(participant: Participant) -> StepSpec:
 def spec_named(key: str) -> StepSpec:
     """The spec of step ``key``. Raises ``KeyError`` for an unknown step."""
     return _SPECS[str(key)]
+
+
+def step_key_validate(key: str) -> str:
+    """``key`` if it is a registered step (``Participant.step`` holds one); raises
+    ``ValueError`` naming the registered steps otherwise."""
+    if str(key) not in flow_order:
+        raise ValueError(f"{str(key)[:40]!r} is not a step of the flow ({', '.join(flow_order)}).")
+    return str(key)
+
+
+def first_step() -> str:
+    """The key of the flow's first step, where an arriving participant starts."""
+    return flow_order[0]
 
 
 def advance(participant: Participant, fields: list[str]) -> None:
@@ -244,7 +293,7 @@ def advance(participant: Participant, fields: list[str]) -> None:
     while _SPECS[flow_order[at]].detour:
         at += 1
     following = flow_order[at]
-    enter(participant, following, fields, task_index=0 if following == Participant.Step.TASK else None)
+    enter(participant, following, fields, task_index=0 if following == keys.TASK else None)
 
 
 def enter(

@@ -30,6 +30,7 @@ from spotlight_study.compiled_sql import (
 
 from ..models import InstructionCheckAttempt, Participant, SurveyAnswer, TaskResponse
 from ..selectors import PAGE_DEFERRED
+from . import keys
 
 #: The locked read of every POST (and of the pilot's turns): the participant, its study's
 #: definition version and when its current task page was first served. Backend-dependent SQL
@@ -53,7 +54,7 @@ def _locked_queryset():
     # FOR UPDATE OF the participant only: the join (for the definition version) must not lock
     # the study row, which every participant of the study shares.
     current_position = Case(
-        When(step=Participant.Step.TRAINING, then=Value(0)), default=F("task_index") + 1
+        When(step=keys.TRAINING, then=Value(0)), default=F("task_index") + 1
     )
     return (
         Participant.objects.select_for_update(of=("self",))

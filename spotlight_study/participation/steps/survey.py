@@ -11,7 +11,7 @@ from ..models import Participant, SurveyAnswer
 from ..pilot_behaviour import PILOT_COMMENTS
 from ..selectors import completion_url
 from ..services import survey_item_keys
-from . import statements
+from . import keys, statements
 from .spec import Outcome, PilotTurn, PreviewPage, StepSpec, Turn
 
 
@@ -54,7 +54,7 @@ def survey_save(turn: Turn, *, responses: dict[tuple[str, str], int], comment: s
     ])
     p.comment = comment
     p.status = Participant.Status.COMPLETED
-    p.step = Participant.Step.DONE
+    p.step = keys.DONE
     p.finished_at = now
     p.draft = None
     statements.participant_save(p, ["comment", "status", "step", "finished_at", "draft", "updated_at"])
@@ -65,6 +65,12 @@ def survey_preview(page: PreviewPage):
     """The survey of the cell's conditions."""
     conditions = list(dict.fromkeys(t.condition for t in page.cell.tasks))
     return SurveyForm(survey=page.study.survey, conditions=conditions), {}
+
+
+def survey_started_at(row: dict, answers: dict):
+    """The survey starts when the last answer was saved (else at the participant's last write)."""
+    saved = [answered for _served, answered in answers.values() if answered]
+    return max(saved) if saved else row["updated_at"]
 
 
 def survey_pilot(pt: PilotTurn) -> dict:
@@ -80,12 +86,12 @@ def survey_pilot(pt: PilotTurn) -> dict:
             value = min(5, max(1, base))
         responses[(condition, item)] = value
     comment = rng.choice(PILOT_COMMENTS)
-    pt.turn.now = pt.advance(pt.seconds["survey"])
+    pt.turn.now = pt.advance(pt.seconds[keys.SURVEY])
     return {"responses": responses, "comment": comment}
 
 
 SURVEY = StepSpec(
-    key=Participant.Step.SURVEY,
+    key=keys.SURVEY,
     template="participation/survey.html",
     form=SurveyForm,
     form_kwargs=lambda turn: {"survey": turn.plan.survey, "conditions": turn.conditions},
@@ -96,4 +102,8 @@ SURVEY = StepSpec(
     pilot=survey_pilot,
     statements=(statements.LOCKED_READ, statements.SURVEY_INSERTED, statements.PARTICIPANT_SAVE,
                 statements.TYPED_DRAFT_SAVED),
+    place=lambda p: (0, gettext("Your survey answers are saved"), gettext("this is the survey")),
+    started_at=survey_started_at,
+    pilot_seconds=lambda profile, study, rng: rng.uniform(40, 150),
+    draft_kind="survey",
 )

@@ -18,11 +18,11 @@ from ..forms import AnswerForm
 from ..models import Participant
 from ..selectors import task_page
 from ..models import TaskResponse
-from ..pilot_behaviour import pilot_answer, pilot_telemetry, pilot_training_answer
+from ..pilot_behaviour import pilot_answer, pilot_task_seconds, pilot_telemetry, pilot_training_answer
 from ..selectors import TaskPage
 from ..services import STALE_MESSAGE, Telemetry, instruction_check_passes
 from .. import writing
-from . import statements
+from . import keys, statements
 from .spec import Outcome, PilotTurn, PreviewPage, StepSpec, Turn, advance, current_task, enter
 
 
@@ -171,7 +171,7 @@ def answer_save(turn: Turn, *, answer: str, telemetry: Telemetry) -> Outcome | N
     )
     if not saved:
         raise StaleStep(STALE_MESSAGE)
-    if p.step == Participant.Step.TRAINING:
+    if p.step == keys.TRAINING:
         p.instruction_check_passed = instruction_check_passes(
             answer=answer, keywords=list(setting.check_keywords)
         )
@@ -182,10 +182,10 @@ def answer_save(turn: Turn, *, answer: str, telemetry: Telemetry) -> Outcome | N
             # Undecided until the last attempt: the monitor, the flags and the review must not
             # count a failed check while a second try is still to come.
             p.instruction_check_passed = None
-            enter(p, Participant.Step.REREAD, ["instruction_check_passed"])
+            enter(p, keys.REREAD, ["instruction_check_passed"])
         elif not p.instruction_check_passed and plan.failed_check_policy == Study.FailedCheckPolicy.END:
             p.status = Participant.Status.FAILED_CHECK
-            p.step = Participant.Step.DONE
+            p.step = keys.DONE
             p.finished_at = now
             p.draft = None
             statements.participant_save(p, [
@@ -246,7 +246,7 @@ def training_pilot(pt: PilotTurn) -> dict:
     """A training answer that passes the instruction check, or fails it (``failed_check``)."""
     passes = pt.profile != "failed_check"
     text = pilot_training_answer(setting=training_setting(pt.study), passes=passes, rng=pt.rng)
-    return _pilot_answer(pt, text, pt.seconds["training"])
+    return _pilot_answer(pt, text, pt.seconds[keys.TRAINING])
 
 
 def main_task_pilot(pt: PilotTurn) -> dict | None:
@@ -261,7 +261,30 @@ def main_task_pilot(pt: PilotTurn) -> dict | None:
     if pt.profile == "paster" and p.task_index == 0:
         # Pastes one of the shown texts instead of an answer (copied_from_shown_texts).
         text = pt.rng.choice([*setting.group1_texts, *setting.group2_texts]) or text
-    return _pilot_answer(pt, text, pt.seconds["tasks"][p.task_index])
+    return _pilot_answer(pt, text, pt.seconds[keys.TASK][p.task_index])
+
+
+def task_started_at(row: dict, answers: dict):
+    """A task step starts when its page was first served; until then (the page was not loaded
+    yet) when the previous task's answer was saved, else at the participant's last write (the
+    instructions' submit before the training task)."""
+    position = 0 if row["step"] == keys.TRAINING else row["task_index"] + 1
+    if position in answers:
+        return answers[position][0]
+    if position - 1 in answers and answers[position - 1][1]:
+        return answers[position - 1][1]
+    return row["updated_at"]
+
+
+def _task_place(p: Participant) -> tuple[int, str, str]:
+    if p.step == keys.TRAINING:
+        return 0, gettext("Your answer to the example task is saved"), gettext("this is the example task")
+    k = p.task_index + 1
+    return (
+        p.task_index,
+        gettext("Your answer to task %(number)s is saved") % {"number": k},
+        gettext("this is task %(number)s") % {"number": k},
+    )
 
 
 _STATEMENTS = (
@@ -270,7 +293,7 @@ _STATEMENTS = (
 )
 
 TRAINING = StepSpec(
-    key=Participant.Step.TRAINING,
+    key=keys.TRAINING,
     template="participation/task.html",
     form=AnswerForm,
     form_kwargs=_form_kwargs,
@@ -281,12 +304,22 @@ TRAINING = StepSpec(
     pilot=training_pilot,
     for_this_page=AnswerForm.is_for_this_page,
     statements=_STATEMENTS,
+    place=_task_place,
+    started_at=task_started_at,
+    pilot_seconds=pilot_task_seconds,
+    draft_kind="answer",
+    position=lambda task_index: 0,
 )
 # The main tasks are the training's page with their own key, one preview page per task and the
 # main-task pilot behaviour.
 TASK = replace(
     TRAINING,
-    key=Participant.Step.TASK,
+    key=keys.TASK,
     preview_pages=lambda n_tasks: [(f"task-{i}", i) for i in range(1, n_tasks + 1)],
     pilot=main_task_pilot,
+    label=lambda task_index, n_tasks: f"task {task_index + 1} of {n_tasks}",
+    pilot_seconds=lambda profile, study, rng: [
+        pilot_task_seconds(profile, study, rng) for _ in main_settings(study)
+    ],
+    position=lambda task_index: task_index + 1,
 )

@@ -1,0 +1,18 @@
+"""The keys of the built-in steps: the values ``Participant.step`` holds.
+
+The only spelling of each concrete step name (``tests/test_architecture.py`` keeps every other
+mention inside ``participation/steps/``). Code outside this package asks the registry
+(:mod:`.spec`) about a participant's step instead of comparing it with one of these.
+"""
+from __future__ import annotations
+
+CONSENT = "consent"
+INSTRUCTIONS = "instructions"
+TRAINING = "training"
+REREAD = "reread"
+TASK = "task"
+SURVEY = "survey"
+DONE = "done"
+#: The end page of a participant whose status is one of ``Participant.Status.ENDED``; picked by
+#: status, never stored as a step.
+ENDED = "ended"
