@@ -1,20 +1,26 @@
-"""The step machine: a step registered by a test works in the flow, the preview and the pilot
-through one spec and one template; the steps' SQL is written out where a grep finds it."""
+"""The step machine: a step registered by a test works in the flow, the preview, the pilot, the
+monitor, Back and Forward and the export through one spec, one template and one register call,
+with no other file touched (docs/architecture.md, "A new page kind"); the steps' SQL is written
+out where a grep finds it."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from django import forms
 from django.db import connection
 from django.conf import settings
 from django.test import override_settings
+from django.utils import timezone
 
 from spotlight_study.participation import steps
 from spotlight_study.participation.forms import StepForm
 from spotlight_study.participation.models import Participant, TaskResponse
 from spotlight_study.participation.pilot import pilot_run
 from spotlight_study.participation.steps import statements
+from spotlight_study.researcher.monitor import MonitorFilters, monitor_page
+from spotlight_study.results.exports import export_rows, participant_columns
 
 from ..conftest import Walker
 
@@ -50,7 +56,11 @@ def ready_step():
         steps.advance(turn.participant, [])
 
     def pilot(pt):
+        pt.turn.now = pt.advance(pt.seconds["ready_check"])
         return {"ready": pt.rng.choice(["yes", "somewhat"])}
+
+    def export(ids):
+        return {pk: {"ready": answer} for pk, answer in saved if pk in ids}
 
     spec = steps.StepSpec(
         key="ready_check",
@@ -62,6 +72,12 @@ def ready_step():
         preview=lambda page: (ReadyForm(), {"ready_question": "Do you feel ready for the tasks?"}),
         pilot=pilot,
         statements=(statements.LOCKED_READ, statements.PARTICIPANT_SAVE),
+        label=lambda task_index, n_tasks: "ready check",
+        place=lambda p: (0, "Your readiness is saved", "this is the ready check"),
+        started_at=lambda row, answers: row["consented_at"],
+        pilot_seconds=lambda profile, study, rng: rng.uniform(5, 10),
+        export_columns=("ready",),
+        export=export,
     )
     # The site's template settings with the step's template in memory, looked up first.
     (django_templates,) = settings.TEMPLATES
@@ -138,6 +154,52 @@ def test_a_registered_step_is_taken_by_pilot_participants(demo_study, ready_step
     assert TaskResponse.objects.filter(participant__in=pilots, position=0).count() == 4
 
 
+def test_a_registered_step_is_in_the_monitor(client, demo_study, ready_step):
+    """The monitor names the test step by its label and times it from the spec's start."""
+    w = Walker(client, demo_study.slug)
+    w.enter()
+    w.consent()
+    w.instructions()
+    p = Participant.objects.get(prolific_pid=w.pid)
+    assert p.step == "ready_check"
+    now = p.consented_at + timezone.timedelta(seconds=95)
+    (row,) = monitor_page(study=demo_study, filters=MonitorFilters(), now=now).rows
+    assert (row.step, row.step_seconds) == ("ready check", 95)
+
+
+def test_a_registered_step_has_its_place_for_back_and_forward(client, demo_study, ready_step):
+    """The test step's page carries its own words and the next order; the pages after it move on by one."""
+    w = Walker(client, demo_study.slug)
+    w.enter()
+    seen = []
+    for submit in (w.consent, w.instructions, lambda: w.post({"ready": "yes"})):
+        seen.append(_place(w.page().content.decode()))
+        submit()
+    seen.append(_place(w.page().content.decode()))  # the training task
+    assert seen[2] == (2, "Your readiness is saved", "this is the ready check")
+    assert [order for order, _, _ in seen] == [0, 1, 2, 3]
+
+
+def test_a_registered_step_has_its_columns_in_the_export(client, demo_study, ready_step):
+    """participants.csv gets the test step's own column after the fixed ones, filled from its export hook."""
+    answered = Walker(client, demo_study.slug)
+    answered.enter()
+    answered.consent()
+    answered.instructions()
+    answered.page()  # the ready check's page, whose token the post carries
+    answered.post({"ready": "somewhat"})
+    rows = export_rows(study=demo_study)["participants"]
+    columns = participant_columns(rows)
+    assert "ready" in columns and columns.index("ready") > columns.index("pilot")
+    assert [row["ready"] for row in rows] == ["somewhat"]
+
+
+def _place(html: str) -> tuple[int, str, str]:
+    m = re.search(r'<main data-place-order="(\d+)" data-place-saved="([^"]*)" data-place-here="([^"]*)"', html)
+    assert m, "the step page carries its place on <main>"
+    return int(m.group(1)), m.group(2), m.group(3)
+
+
 def test_the_flow_without_the_test_step_is_the_declared_order(db):
     """Without a test's step the machine's order is consent, instructions, training, the reread
     detour, task, survey, done."""
@@ -165,3 +227,15 @@ def test_every_step_names_statements_that_exist():
              statements.CHECK_ATTEMPT_KEPT}
     for key in steps.flow_order:
         assert set(steps.spec.spec_named(key).statements) <= known, key
+
+
+def test_the_documented_files_of_a_new_page_kind_are_at_most_four():
+    """docs/architecture.md lists at most 4 files for a new page kind, each a file a built-in kind has."""
+    doc = (Path(settings.BASE_DIR) / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = doc.split("## A new page kind", 1)[1].split("\n## ", 1)[0]
+    files = re.findall(r"^\d+\. `([^`]+)`", section, flags=re.MULTILINE)
+    assert 1 <= len(files) <= 4, files
+    for name in files:
+        built_in = Path(settings.BASE_DIR) / name.replace("<kind>", "consent")
+        # The test file is the new kind's own; its folder is the one that exists.
+        assert (built_in.parent if name.startswith("tests/") else built_in).exists(), name

@@ -6,8 +6,9 @@ check (a detour: only the training task's save enters it), :mod:`.survey`, :mod:
 its form, template, context builder, save service, preview context, pilot behaviour and the
 compiled statements it uses (:mod:`.statements`, where every SQL statement of the steps is
 written out). :mod:`.machine` dispatches the step page's GET and POST, the researcher's preview
-and the pilot through them. A new step is one spec and one template, registered with
-:func:`.spec.register` after the step it follows.
+and the pilot through them; the monitor, the pilot's timing, the typed drafts and the export ask
+:mod:`.lookup`, Back and Forward :mod:`.place`. A new page kind is one spec module, one template
+and one register line here, after the step it follows (docs/architecture.md, "A new page kind").
 """
 from __future__ import annotations
 
