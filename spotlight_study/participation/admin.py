@@ -1,7 +1,7 @@
 """Read-mostly admin for participants; answers are changed only through the flow."""
 from django.contrib import admin
 
-from .models import Participant, SurveyAnswer, TaskResponse
+from .models import Participant, ParticipantEnding, SurveyAnswer, TaskResponse
 
 
 class TaskResponseInline(admin.TabularInline):
@@ -33,4 +33,18 @@ class SurveyAnswerAdmin(admin.ModelAdmin):
     list_filter = ["condition", "item"]
 
     def has_add_permission(self, request):
+        return False
+
+
+@admin.register(ParticipantEnding)
+class ParticipantEndingAdmin(admin.ModelAdmin):
+    """The researchers' endings of stalled participants: read-only, the record of a decision."""
+
+    list_display = ["participant", "ended_at", "ended_by", "ended_via", "step", "idle_seconds"]
+    readonly_fields = [f.name for f in ParticipantEnding._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
         return False

@@ -100,3 +100,11 @@ class ForeignDraft(InvalidDraft):
 
     code = "foreign_draft"
     http_status = 403
+
+
+class EndingRefused(ParticipationError):
+    """A researcher's request to end participants that cannot be done as asked (no reason, an
+    unknown pseudonym, nobody chosen); nothing is changed. ``str()`` says what to fix."""
+
+    code = "ending_refused"
+    http_status = 400

@@ -5,6 +5,7 @@ page to the saving of its answer, in milliseconds, measured on the server.
 """
 import enum
 
+from django.conf import settings
 from django.db import models
 
 from spotlight_study.studies.models import Setting, Study
@@ -214,3 +215,29 @@ class InstructionCheckAttempt(models.Model):
 
     def __str__(self) -> str:
         return f"check attempt {self.attempt} of participant {self.participant_id}"
+
+
+class ParticipantEnding(models.Model):
+    """A researcher's decision to end a stalled participant (status ``ended_by_researcher``),
+    kept like a review decision: who (``ended_by``, ``None`` from the command line, which
+    records ``ended_via``), when (``ended_at``, server time) and why (``reason``).
+
+    ``step`` and ``idle_seconds`` are what the decision saw: the participant's step and the
+    time since their last activity (s). ``message_id`` is the Prolific message sent with it
+    (``prolific.Message`` pk), or ``None`` when none was sent. One per participant: a
+    participant is ended once.
+    """
+
+    participant = models.OneToOneField(Participant, on_delete=models.CASCADE, related_name="ending")
+    ended_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    ended_via = models.CharField(max_length=20, default="monitor")
+    ended_at = models.DateTimeField()
+    reason = models.TextField()
+    step = models.CharField(max_length=20)
+    idle_seconds = models.PositiveIntegerField()
+    message_id = models.PositiveBigIntegerField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"ending of participant {self.participant_id} at {self.ended_at:%Y-%m-%d %H:%M}"

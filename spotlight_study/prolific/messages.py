@@ -13,6 +13,13 @@ MESSAGE_TEMPLATES: dict[str, tuple[str, str]] = {
         "what you see; we will help. If you no longer wish to take part, you can return the "
         "submission on Prolific at any time; nothing is held against you.",
     ),
+    "ended": (
+        "Session ended by the researcher",
+        "Hello, we have ended your session of the study \"{study}\" because it had not moved on "
+        "for a long time. Please return your submission on Prolific (the \"Return\" button of "
+        "the study in your submissions); nothing is held against you. If something on the page "
+        "did not work, please reply to this message and tell us what you saw.",
+    ),
     "bonus_paid": (
         "Bonus paid",
         "Hello, thank you for taking part in the study \"{study}\". We have paid you a bonus "

@@ -1,16 +1,18 @@
-"""Forms of the researcher pages: the live monitor's filters."""
+"""Forms of the researcher pages: the live monitor's filters and the ending of stalled participants."""
 from __future__ import annotations
 
 from django import forms
 
 from spotlight_study.participation import flags as quality_flags
+from spotlight_study.participation.ending import REASON_MAX_CHARS
 from spotlight_study.participation.models import Participant
 
 from .monitor import FLAG_ANY, FLAG_NONE, PILOT_CHOICES, PILOT_EXCLUDE, MonitorFilters
 
 
 class MonitorFilterForm(forms.Form):
-    """The monitor's GET parameters: ``status``, ``flag``, ``pilot`` and ``page``.
+    """The monitor's GET parameters: ``status``, ``flag``, ``pilot``, ``idle`` (minutes) and
+    ``page``.
 
     Every parameter is optional; a value outside its choices, a page that is not a whole
     number from 1, or a parameter given more than once makes the form invalid with a message
@@ -37,6 +39,17 @@ class MonitorFilterForm(forms.Form):
         choices=PILOT_CHOICES,
         error_messages={
             "invalid_choice": "Unknown pilot filter %(value)s: use exclude, include or only."
+        },
+    )
+    idle = forms.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=100_000,
+        label="Idle for more than (minutes)",
+        error_messages={
+            "invalid": "Idle minutes must be a whole number from 0.",
+            "min_value": "Idle minutes must be a whole number from 0.",
+            "max_value": "Idle minutes must be at most 100,000.",
         },
     )
     page = forms.IntegerField(
@@ -72,6 +85,7 @@ class MonitorFilterForm(forms.Form):
             flag=data.get("flag") or "",
             pilot=data.get("pilot") or PILOT_EXCLUDE,
             page=data.get("page") or 1,
+            idle_minutes=data.get("idle"),
         )
 
     def error_text(self) -> str:
@@ -79,3 +93,26 @@ class MonitorFilterForm(forms.Form):
         return " ".join(
             f"{name}: {' '.join(errors)}" for name, errors in self.errors.items()
         )
+
+
+class EndParticipantsForm(forms.Form):
+    """The confirmation of ending participants: the chosen ``participant`` pseudonyms (hidden,
+    one input each: what the researcher saw is what is ended), the ``reason`` (kept with the
+    decision) and whether to ``send_message`` through Prolific."""
+
+    reason = forms.CharField(
+        max_length=REASON_MAX_CHARS,
+        strip=True,
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
+        error_messages={
+            "required": "Give a reason for ending: it is kept with the decision.",
+            "max_length": f"The reason has at most {REASON_MAX_CHARS:,} characters.",
+        },
+    )
+    send_message = forms.BooleanField(
+        required=False, label="Also send them a Prolific message asking them to return the submission"
+    )
+
+    def pseudonyms(self) -> list[str]:
+        """The chosen pseudonyms, in the order given."""
+        return [p for p in self.data.getlist("participant") if p.strip()] if hasattr(self.data, "getlist") else []

@@ -31,6 +31,7 @@ from django.utils import timezone
 
 from spotlight_study.participation import flag_queries
 from spotlight_study.participation import flags as quality_flags
+from spotlight_study.participation.ending import idle_participant_ids
 from spotlight_study.participation.models import Participant, TaskResponse
 from spotlight_study.participation.selectors import participant_pseudonym
 from spotlight_study.participation.steps.lookup import step_label, step_started_at
@@ -58,12 +59,15 @@ FLAG_ANY, FLAG_NONE = "any", "none"
 class MonitorFilters:
     """What the monitor shows: ``status`` is a :class:`Participant.Status` value or ``""`` (any);
     ``flag`` a key of :data:`~spotlight_study.participation.flags.FLAG_KEYS`, ``"any"``,
-    ``"none"`` or ``""`` (no filter); ``pilot`` one of :data:`PILOT_CHOICES`; ``page`` 1-based."""
+    ``"none"`` or ``""`` (no filter); ``pilot`` one of :data:`PILOT_CHOICES`; ``page`` 1-based;
+    ``idle_minutes``: only participants in progress idle for more than that many minutes
+    (``None``: no filter)."""
 
     status: str = ""
     flag: str = ""
     pilot: str = PILOT_EXCLUDE
     page: int = 1
+    idle_minutes: int | None = None
 
 
 @dataclass(frozen=True)
@@ -73,7 +77,9 @@ class MonitorRow:
     ``step_seconds`` is the time on the current step and ``total_seconds`` the time so far, in
     whole seconds (``None`` when not meaningful, e.g. the step of a participant who is done);
     ``flags`` are ``(label, answer count)`` pairs in the order of ``FLAG_KEYS``;
-    ``prolific_status`` is the latest known Prolific submission status or ``""``.
+    ``prolific_status`` is the latest known Prolific submission status or ``""``;
+    ``idle_seconds`` the time since the participant's last activity (whole seconds,
+    :mod:`spotlight_study.participation.ending`), ``None`` when not in progress.
     """
 
     participant: str
@@ -87,6 +93,12 @@ class MonitorRow:
     status: str
     status_label: str
     prolific_status: str
+    idle_seconds: int | None = None
+
+    @property
+    def idle_time(self) -> str:
+        """The time since the last activity for people, or ``""``."""
+        return duration_display(self.idle_seconds)
 
     @property
     def step_time(self) -> str:
@@ -207,6 +219,10 @@ def monitor_page(
     flag_counts = _participant_flags(study=study, participants=people, pilot=pilot)
     if filters.flag:
         people = [p for p in people if _has_flag(flag_counts.get(p["id"], _NO_FLAGS), filters.flag)]
+    if filters.idle_minutes is not None:
+        # One more query, only with this filter: the stalled participants (in progress).
+        idle = idle_participant_ids(study=study, idle_minutes=filters.idle_minutes, now=now)
+        people = [p for p in people if p["id"] in idle]
 
     total = len(people)
     pages = max(1, math.ceil(total / PAGE_SIZE))
@@ -223,10 +239,13 @@ def monitor_page(
     shown = [details[i] for i in ids if i in details]
 
     answers: dict[int, dict[int, tuple]] = defaultdict(dict)
-    for pid, position, served, answered in TaskResponse.objects.filter(
+    # The last activity: the row's last write, or a task page served or saved later.
+    last_seen = {p["id"]: p["updated_at"] for p in shown}
+    for pid, position, served, answered, last_served in TaskResponse.objects.filter(
         participant_id__in=ids
-    ).order_by().values_list("participant_id", "position", "served_at", "answered_at"):
+    ).order_by().values_list("participant_id", "position", "served_at", "answered_at", "last_served_at"):
         answers[pid][position] = (served, answered)
+        last_seen[pid] = max(t for t in (last_seen[pid], last_served, answered) if t is not None)
     prolific = _prolific_statuses(study=study, ids=ids)
     labels = {c.index: c.label for c in study_cells(study)}
     status_labels = dict(Participant.Status.choices)
@@ -255,6 +274,7 @@ def monitor_page(
                 status=p["status"],
                 status_label=status_labels.get(p["status"], p["status"]),
                 prolific_status=prolific.get(p["id"], ""),
+                idle_seconds=_seconds(now, last_seen[p["id"]]) if in_progress else None,
             )
         )
     return MonitorPage(rows=rows, total=total, page=page, pages=pages, generated_at=now)

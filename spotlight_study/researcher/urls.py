@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import team_views, views
+from . import ending_views, team_views, views
 
 app_name = "researcher"
 
@@ -14,6 +14,7 @@ urlpatterns = [
     path("<slug:slug>/pilot/", views.pilot, name="pilot"),
     path("<slug:slug>/monitor/", views.monitor, name="monitor"),
     path("<slug:slug>/monitor/rows/", views.monitor_rows, name="monitor_rows"),
+    path("<slug:slug>/monitor/end/", ending_views.monitor_end, name="monitor_end"),
     path("<slug:slug>/participants/<str:pseudonym>/", views.participant_detail, name="participant"),
     path("<slug:slug>/export.zip", views.export_zip, name="export_zip"),
     path("<slug:slug>/study-file.yaml", views.study_file, name="study_file"),
