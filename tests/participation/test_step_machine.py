@@ -239,3 +239,12 @@ def test_the_documented_files_of_a_new_page_kind_are_at_most_four():
         built_in = Path(settings.BASE_DIR) / name.replace("<kind>", "consent")
         # The test file is the new kind's own; its folder is the one that exists.
         assert (built_in.parent if name.startswith("tests/") else built_in).exists(), name
+
+
+def test_the_registry_refuses_a_step_it_does_not_know(db):
+    """Participant.step is plain text: entering a key no spec registered is refused, and nothing is saved."""
+    p = Participant(step="consent")
+    with pytest.raises(ValueError, match="'no_such_step' is not a step of the flow"):
+        steps.spec.enter(p, "no_such_step", [])
+    assert p.step == "consent"
+    assert steps.step_key_validate("survey") == "survey"

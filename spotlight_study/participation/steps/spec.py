@@ -301,10 +301,10 @@ def enter(
 ) -> None:
     """Move a locked participant to the registered step ``key`` and save ``fields`` with it, the
     draft cleared (one ``UPDATE``). ``task_index``: the main task's index, or on the training
-    step the attempt (see ``Participant.task_index``); ``None`` keeps it. Raises ``KeyError``
-    for an unknown step."""
-    spec_named(key)
-    participant.step = key
+    step the attempt (see ``Participant.task_index``); ``None`` keeps it. Raises ``ValueError``
+    for a key that is not a step of the flow (:func:`step_key_validate`: the registry is what
+    checks ``Participant.step``, a plain text field)."""
+    participant.step = step_key_validate(key)
     participant.draft = None
     fields = [*fields, "step", "draft", "updated_at"]
     if task_index is not None:
