@@ -12,7 +12,7 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
@@ -70,9 +70,16 @@ def _confirm_page(request, study, people, chosen_by, form, monitor_url, query, s
     }, status=status)
 
 
+def _monitor_query(raw: str) -> str:
+    """The monitor's filters from a posted query string, re-encoded: only its own parameters,
+    so a crafted value can neither leave the monitor nor break the redirect."""
+    given = QueryDict(raw[:500])
+    return urlencode([(k, given[k]) for k in ("status", "flag", "pilot", "idle") if given.get(k)])
+
+
 def _end(request: HttpRequest, study, monitor_url: str) -> HttpResponse:
     form = EndParticipantsForm(request.POST)
-    query = request.POST.get("query", "")
+    query = _monitor_query(request.POST.get("query", ""))
     pseudonyms = form.pseudonyms()
     back = f"{monitor_url}?{query}" if query else monitor_url
     if not form.is_valid():

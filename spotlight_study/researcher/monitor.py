@@ -12,7 +12,13 @@ number of queries whatever the number of participants:
    :mod:`spotlight_study.participation.flag_queries`);
 3. the shown page's participants in full (at most :data:`PAGE_SIZE`);
 4. the answers of the shown page's participants, for the time on the current step;
-5. the Prolific submissions of the shown page's participants.
+5. the Prolific submissions of the shown page's participants;
+6. only with the ``idle`` filter: the participants in progress idle for longer
+   (:func:`spotlight_study.participation.ending.idle_participant_ids`).
+
+The step's name and the time on it come from the step's spec (the registry,
+:mod:`spotlight_study.participation.steps.lookup`); the idle time from the participant's last
+activity (their row's last write, or a task page served or saved later).
 
 Flags come from :mod:`spotlight_study.participation.flags` (the one definition), with the
 populations of the export and the researcher page: real participants are compared with real

@@ -116,3 +116,15 @@ def test_an_ended_participant_is_ended_in_the_monitor_and_the_export(staff_clien
     assert (row.status_label, row.step_seconds, row.idle_seconds) == ("Ended by the researcher", None, None)
     (person,) = export_rows(study=demo_study)["participants"]
     assert person["status"] == "ended_by_researcher"
+
+
+def test_a_crafted_return_query_neither_breaks_nor_leaves_the_monitor(staff_client, demo_study):
+    """The posted monitor query keeps only the monitor's own filters: a line break or another
+    address in it gives the monitor, never an error."""
+    (p,) = _arrive(demo_study, 1)
+    response = staff_client.post(f"/researcher/{demo_study.slug}/monitor/end/", {
+        "participant": _pseudonym(demo_study, p), "reason": "Stalled.",
+        "query": "idle=30&next=https://evil.example/\r\nX-Injected: 1",
+    })
+    assert response.status_code == 302
+    assert response["Location"] == f"/researcher/{demo_study.slug}/monitor/?idle=30"
