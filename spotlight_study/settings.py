@@ -266,6 +266,10 @@ if CACHES["default"]["BACKEND"] == "django.core.cache.backends.redis.RedisCache"
     CACHES["default"].setdefault("OPTIONS", {})
     CACHES["default"]["OPTIONS"].setdefault("socket_connect_timeout", 1.0)
     CACHES["default"]["OPTIONS"].setdefault("socket_timeout", 1.0)
+# So does a file cache (serve.sh's filecache:// in var/cache): a full disk (ENOSPC) or a
+# directory that cannot be written is a cache miss that keeps nothing, not a 500.
+if CACHES["default"]["BACKEND"] == "django.core.cache.backends.filebased.FileBasedCache":
+    CACHES["default"]["BACKEND"] = "spotlight_study.cache_backend.FailSoftFileBasedCache"
 CACHE_OUTAGE_WARNING_SECONDS = env.int("CACHE_OUTAGE_WARNING_SECONDS", default=60)
 # New participants per client address (participation/ratelimit.py): "N/s", "N/m", "N/h", "N/d"
 # or "off". Over the limit an arrival gets a 429 page; resuming participants are not counted.
