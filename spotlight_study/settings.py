@@ -271,6 +271,11 @@ if CACHES["default"]["BACKEND"] == "django.core.cache.backends.redis.RedisCache"
 if CACHES["default"]["BACKEND"] == "django.core.cache.backends.filebased.FileBasedCache":
     CACHES["default"]["BACKEND"] = "spotlight_study.cache_backend.FailSoftFileBasedCache"
 CACHE_OUTAGE_WARNING_SECONDS = env.int("CACHE_OUTAGE_WARNING_SECONDS", default=60)
+# A database outage (PostgreSQL down or restarting, a full disk) is a 503 with this Retry-After
+# (seconds) and one warning per outage, again at most every DATABASE_OUTAGE_WARNING_SECONDS while
+# it lasts (spotlight_study/database_outage.py), not a 500 with a traceback per request.
+DATABASE_OUTAGE_RETRY_AFTER_SECONDS = env.int("DATABASE_OUTAGE_RETRY_AFTER_SECONDS", default=5)
+DATABASE_OUTAGE_WARNING_SECONDS = env.int("DATABASE_OUTAGE_WARNING_SECONDS", default=60)
 # New participants per client address (participation/ratelimit.py): "N/s", "N/m", "N/h", "N/d"
 # or "off". Over the limit an arrival gets a 429 page; resuming participants are not counted.
 ENTRY_RATE_LIMIT = env("ENTRY_RATE_LIMIT", default="30/m").strip().lower()
