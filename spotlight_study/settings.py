@@ -476,9 +476,12 @@ LOGGING = {
     "filters": {
         # An expected 403 (a user without the role) is one warning line, not a traceback.
         "expected_forbidden": {"()": "spotlight_study.log_scrubbing.ExpectedForbiddenFilter"},
+        # A refused Host header or a URL with too many parameters: one warning line, not a
+        # traceback (django.security.*).
+        "suspicious_request": {"()": "spotlight_study.log_scrubbing.SuspiciousRequestFilter"},
     },
     "handlers": {
-        "console": {"class": "logging.StreamHandler", "formatter": "scrubbed"},
+        "console": {"class": "logging.StreamHandler", "formatter": "scrubbed", "filters": ["suspicious_request"]},
         "django.server": {"class": "logging.StreamHandler", "formatter": "django.server"},
     },
     "loggers": {
