@@ -5,17 +5,25 @@ The same templates serve participants (``/s/...``), researchers (``/researcher/`
 researcher to "open the study again from Prolific" is wrong, so the handlers below pass the area
 (:func:`url_area`) and a link back into it. Pages are rendered without the request: no context
 processor (session, user, messages) can fail or leak into an error page.
+
+A database outage (PostgreSQL stopped or restarting, a full disk; see
+``spotlight_study/database_outage.py``) reaches ``handler500`` as any uncaught error does; it is
+answered with 503, ``Retry-After`` and the same page (the JSON error body
+``database_unavailable`` under the APIs), and logged once per outage instead of a traceback per
+request.
 """
 from __future__ import annotations
 
 import logging
+import sys
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 from django.urls import NoReverseMatch, reverse
 from django.utils import translation
 
-from spotlight_study.exceptions import JSON_API_PREFIXES, error_body
+from spotlight_study import database_outage
+from spotlight_study.exceptions import JSON_API_PREFIXES, DomainError, domain_error_body, error_body
 
 logger = logging.getLogger(__name__)
 
@@ -97,6 +105,39 @@ def page_not_found(request: HttpRequest, exception: Exception | None = None) -> 
     return _page(request, 404)
 
 
+class DatabaseUnavailable(DomainError):
+    """The database cannot be reached or written just now (503, with ``Retry-After``)."""
+
+    code = "database_unavailable"
+    http_status = 503
+
+
+DATABASE_UNAVAILABLE = (
+    "The database cannot be reached just now, so this request was not carried out. "
+    "Please try again in a few seconds."
+)
+
+
 def server_error(request: HttpRequest) -> HttpResponse:
-    """``handler500``: the 500 page worded for the URL's area (no exception details)."""
-    return _page(request, 500)
+    """``handler500``: the 500 page worded for the URL's area (no exception details).
+
+    Django calls it while handling the uncaught exception, so ``sys.exc_info()`` holds it. A
+    database outage (:func:`spotlight_study.database_outage.outage_kind`) gets 503 with
+    ``Retry-After`` instead, the same page (the JSON error body ``database_unavailable`` under
+    the APIs), and one log line per outage: Django's own traceback is skipped.
+    """
+    exc = sys.exc_info()[1]
+    kind = database_outage.outage_kind(exc)
+    if kind is None:
+        return _page(request, 500)
+    database_outage.outage_note(kind, exc)
+    if request.path.startswith(JSON_API_PREFIXES):
+        response = JsonResponse(domain_error_body(DatabaseUnavailable(DATABASE_UNAVAILABLE)), status=503)
+    else:
+        response = _page(request, 500)
+        response.status_code = 503
+    response["Retry-After"] = str(database_outage.retry_after_s())
+    response["Cache-Control"] = "no-store"
+    # django.request's "Service Unavailable" line with the traceback: the note above says it.
+    response._has_been_logged = True
+    return response

@@ -15,9 +15,11 @@ dict or an exception message about the entry can carry one. This module scrubs t
 - :func:`scrub_sentry_event` is the same scrubbing as Sentry's ``before_send``, and
   :func:`sentry_init` starts the optional sentry-sdk reporting with it (``SENTRY_DSN``).
 
-One more filter keeps the logs readable: :class:`ExpectedForbiddenFilter` logs an expected 403
+Two more filters keep the logs readable: :class:`ExpectedForbiddenFilter` logs an expected 403
 (a ``PermissionDenied`` of a user without the role) as one warning line, without the traceback
-Django attaches to it.
+Django attaches to it, and :class:`SuspiciousRequestFilter` does the same for the 400s Django
+answers to a request it distrusts (a ``Host`` header not in ``ALLOWED_HOSTS``, an entry URL with
+more than ``DATA_UPLOAD_MAX_NUMBER_FIELDS`` parameters).
 """
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ import logging
 import re
 from typing import Any
 
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, SuspiciousOperation
 from django.utils.log import ServerFormatter
 
 from spotlight_study.identifiers import PROLIFIC_ID_IN_TEXT_RE
@@ -101,6 +103,35 @@ class ExpectedForbiddenFilter(logging.Filter):
         if isinstance(exc, PermissionDenied) and getattr(record, "status_code", None) == 403:
             record.exc_info = None
             record.exc_text = None
+        return True
+
+
+class SuspiciousRequestFilter(logging.Filter):
+    """A filter (of the console handler) that makes Django's ``django.security.*`` records of a
+    refused request one WARNING line, without a traceback.
+
+    Django answers a ``SuspiciousOperation`` (``DisallowedHost`` for a ``Host`` header not in
+    ``ALLOWED_HOSTS``, ``TooManyFieldsSent`` for an entry URL with 1,000 parameters, ...) with a
+    correct 400, and logs it at ERROR on ``django.security.<class name>`` with the full
+    traceback: a scanner sending bad hosts fills the log with tracebacks of no bug. The record is
+    kept, with Django's one-line message (the host is quoted with ``repr``) followed by the
+    method and the path (no query string), at WARNING. Other records are left as they are.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Always ``True``; a ``django.security`` record of a ``SuspiciousOperation`` becomes one
+        WARNING line."""
+        exc = record.exc_info[1] if record.exc_info else None
+        if not (record.name.startswith("django.security.") and isinstance(exc, SuspiciousOperation)):
+            return True
+        request = getattr(record, "request", None)
+        where = f" ({request.method} {request.path})" if request is not None else ""
+        record.msg = f"{record.getMessage()}{where}".replace("\n", " ")
+        record.args = ()
+        record.exc_info = None
+        record.exc_text = None
+        record.levelno = logging.WARNING
+        record.levelname = logging.getLevelName(logging.WARNING)
         return True
 
 

@@ -266,7 +266,16 @@ if CACHES["default"]["BACKEND"] == "django.core.cache.backends.redis.RedisCache"
     CACHES["default"].setdefault("OPTIONS", {})
     CACHES["default"]["OPTIONS"].setdefault("socket_connect_timeout", 1.0)
     CACHES["default"]["OPTIONS"].setdefault("socket_timeout", 1.0)
+# So does a file cache (serve.sh's filecache:// in var/cache): a full disk (ENOSPC) or a
+# directory that cannot be written is a cache miss that keeps nothing, not a 500.
+if CACHES["default"]["BACKEND"] == "django.core.cache.backends.filebased.FileBasedCache":
+    CACHES["default"]["BACKEND"] = "spotlight_study.cache_backend.FailSoftFileBasedCache"
 CACHE_OUTAGE_WARNING_SECONDS = env.int("CACHE_OUTAGE_WARNING_SECONDS", default=60)
+# A database outage (PostgreSQL down or restarting, a full disk) is a 503 with this Retry-After
+# (seconds) and one warning per outage, again at most every DATABASE_OUTAGE_WARNING_SECONDS while
+# it lasts (spotlight_study/database_outage.py), not a 500 with a traceback per request.
+DATABASE_OUTAGE_RETRY_AFTER_SECONDS = env.int("DATABASE_OUTAGE_RETRY_AFTER_SECONDS", default=5)
+DATABASE_OUTAGE_WARNING_SECONDS = env.int("DATABASE_OUTAGE_WARNING_SECONDS", default=60)
 # New participants per client address (participation/ratelimit.py): "N/s", "N/m", "N/h", "N/d"
 # or "off". Over the limit an arrival gets a 429 page; resuming participants are not counted.
 ENTRY_RATE_LIMIT = env("ENTRY_RATE_LIMIT", default="30/m").strip().lower()
@@ -467,9 +476,12 @@ LOGGING = {
     "filters": {
         # An expected 403 (a user without the role) is one warning line, not a traceback.
         "expected_forbidden": {"()": "spotlight_study.log_scrubbing.ExpectedForbiddenFilter"},
+        # A refused Host header or a URL with too many parameters: one warning line, not a
+        # traceback (django.security.*).
+        "suspicious_request": {"()": "spotlight_study.log_scrubbing.SuspiciousRequestFilter"},
     },
     "handlers": {
-        "console": {"class": "logging.StreamHandler", "formatter": "scrubbed"},
+        "console": {"class": "logging.StreamHandler", "formatter": "scrubbed", "filters": ["suspicious_request"]},
         "django.server": {"class": "logging.StreamHandler", "formatter": "django.server"},
     },
     "loggers": {

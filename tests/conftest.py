@@ -62,6 +62,7 @@ def pytest_report_header(config):
 SLOW_FIXTURES = frozenset({
     "browser", "page", "live_server", "procfile_server", "serve_sh_server", "own_redis",
     "celery_worker_process", "cache_outage_server", "limited_procfile_server",
+    "full_disk_serve_sh_server",
 })
 #: Test files whose every test starts processes (servers, deploys, backups, workers, generated
 #: API requests by the hundred): all ``slow``.
@@ -71,6 +72,7 @@ SLOW_FILES = frozenset({
     "tests/api/test_schemathesis.py", "tests/stimuli/test_jobs_resume_by_themselves.py",
     "tests/stimuli/test_generation_restart.py", "tests/stimuli/test_broker_outage.py",
     "tests/annotation/test_llm_worker.py", "tests/security/test_transport.py",
+    "tests/security/test_database_outage.py",
 })
 
 

@@ -6,6 +6,10 @@ limited here instead: :class:`ThrottledTokenAuthentication` counts failed token 
 client address and, past the ``token_failure`` rate (``REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]``,
 env ``API_TOKEN_FAILURE_RATE``, default ``20/min``), answers 429 with ``Retry-After`` without
 looking the token up. The counter lives in Django's default cache.
+
+A key that no token can have (longer than the 40 characters of ``Token.key``, or holding a
+control character such as NUL, which PostgreSQL refuses in a query with an error) is refused
+with the same 401 and counted as a failure, without a lookup: SQLite and PostgreSQL answer alike.
 """
 from __future__ import annotations
 
@@ -71,3 +75,12 @@ class ThrottledTokenAuthentication(TokenAuthentication):
         except exceptions.AuthenticationFailed:
             throttle.record_failure(request)
             raise
+
+    def authenticate_credentials(self, key):
+        """DRF's lookup of ``key``; a key no token can have is refused (401) before any query."""
+        max_length = self.get_model()._meta.get_field("key").max_length
+        if len(key) > max_length or not key.isprintable():
+            # PostgreSQL refuses NUL in a query (a DataError, so a 500); no token has it.
+            raise exceptions.AuthenticationFailed("Invalid token.")
+        return super().authenticate_credentials(key)
+

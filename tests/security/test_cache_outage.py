@@ -1,8 +1,10 @@
-"""A cache outage never stops recruitment: with Redis gone, the arrival limit and the API
-throttles let requests through (one warning per interval), and the login lockout still holds.
+"""A cache outage never stops recruitment: with Redis gone, or the file cache of serve.sh on a
+full disk, the arrival limit and the API throttles let requests through (one warning per
+interval), and the login lockout still holds.
 
-The cache is a redis-server of the test's own (``own_redis``), stopped mid-test; the shared
-Redis is never touched.
+The Redis cache is a redis-server of the test's own (``own_redis``), stopped mid-test; the shared
+Redis is never touched. The full disk is a real one: a 64 KiB tmpfs filled to ``ENOSPC``
+(``tests/tinyfs.py``).
 """
 from __future__ import annotations
 
@@ -22,9 +24,11 @@ from spotlight_study.participation.models import Participant
 
 from ..conftest import new_id
 from ..processes import run_python
+from ..tinyfs import fill, free, tiny_tmpfs
 from .conftest import _start_server, csrf_token, procfile_web_command
 
 OUTAGE_TEXT = "The cache (Redis) cannot be reached"
+FILE_OUTAGE_TEXT = "The cache (files) cannot be written or read (OSError ENOSPC"
 
 
 def _ids() -> dict[str, str]:
@@ -158,3 +162,118 @@ def test_through_uwsgi_redis_down_serves_arrivals_and_apis_and_keeps_the_lockout
     assert logins == [200] * 4 + [429, 429], log[-3000:]
     assert log.count(OUTAGE_TEXT) == 1, log[-3000:]
     assert "Traceback" not in log
+
+
+# -- the file cache of serve.sh on a full disk ------------------------------------------------
+
+
+def test_settings_turn_a_file_cache_url_into_the_fail_soft_backend():
+    """CACHE_URL=filecache://… (what serve.sh sets) gives FailSoftFileBasedCache (settings.py)."""
+    import os
+
+    env = {**os.environ, "CACHE_URL": "filecache:///tmp/spotlight-cache-probe",
+           "DJANGO_SETTINGS_MODULE": "spotlight_study.settings"}
+    out = run_python("-c", "import django; django.setup(); from django.conf import settings as s; "
+                     "print(s.CACHES['default']['BACKEND'])", env=env, timeout=60)
+    assert out.stdout.split() == ["spotlight_study.cache_backend.FailSoftFileBasedCache"], out.stderr
+
+
+@pytest.fixture
+def full_disk_cache(tmp_path, settings, monkeypatch):
+    """Django's default cache as settings.py builds it for ``CACHE_URL=filecache://<dir>``, the
+    directory on a 64 KiB tmpfs; yields that directory (fill it with ``tests/tinyfs.fill``)."""
+    import environ
+    from django.core.cache import caches
+
+    with tiny_tmpfs(tmp_path / "cache") as directory:
+        config = environ.Env.cache_url_config(f"filecache://{directory}")
+        assert config["BACKEND"] == "django.core.cache.backends.filebased.FileBasedCache", config
+        config["BACKEND"] = "spotlight_study.cache_backend.FailSoftFileBasedCache"  # settings.py's rewrite
+        settings.CACHES = {"default": config}
+        window_end = int(time.time()) + 30  # the fixed window must not turn mid-test (test_arrival)
+        monkeypatch.setattr(ratelimit_core, "_get_window", lambda value, period: window_end)
+        outage_warning_reset()
+        yield directory
+        outage_warning_reset()
+        caches["default"].close()
+
+
+def test_arrivals_are_let_through_while_the_file_cache_disk_is_full(demo_study, full_disk_cache, settings, caplog):
+    """Disk full (ENOSPC on the counter's write): 5 arrivals over a 2/m limit all get in, bad
+    and good API tokens get 401 and 200, and one warning is logged; with room again the limit
+    counts (302, 302, 429)."""
+    settings.ENTRY_RATE_LIMIT = "2/m"
+    staff = User.objects.create_user("ann", is_staff=True, is_superuser=True)
+    good = Token.objects.create(user=staff).key
+    print("filled", fill(full_disk_cache), "bytes")
+    arrive = lambda: Client(REMOTE_ADDR="203.0.113.51").get(f"/s/{demo_study.slug}/", _ids())  # noqa: E731
+    with caplog.at_level(logging.WARNING, logger="spotlight_study.cache_backend"):
+        codes = [arrive().status_code for _ in range(5)]
+        api = APIClient(REMOTE_ADDR="198.51.100.10")
+        api.credentials(HTTP_AUTHORIZATION=f"Token {'0' * 40}")
+        bad = [api.get("/api/studies/").status_code for _ in range(3)]
+        api.credentials(HTTP_AUTHORIZATION=f"Token {good}")
+        good_codes = [api.get("/api/studies/").status_code for _ in range(3)]
+    assert codes == [302] * 5 and bad == [401] * 3 and good_codes == [200] * 3, (codes, bad, good_codes)
+    assert Participant.objects.count() == 5
+    warnings = [r.getMessage() for r in caplog.records if FILE_OUTAGE_TEXT in r.getMessage()]
+    assert len(warnings) == 1, [r.getMessage() for r in caplog.records]
+
+    free(full_disk_cache)
+    assert [arrive().status_code for _ in range(3)] == [302, 302, 429]
+
+
+def test_the_file_cache_answers_as_an_empty_cache_on_a_full_disk(full_disk_cache, caplog):
+    """On a full disk every cache operation answers as an empty cache that keeps nothing (and
+    ``incr`` of a key stored before raises ValueError, so django-ratelimit fails open)."""
+    from django.core.cache import cache
+
+    cache.set("kept", 1, 60)
+    fill(full_disk_cache)
+    with caplog.at_level(logging.WARNING, logger="spotlight_study.cache_backend"):
+        assert cache.add("new", 1, 60) is False
+        cache.set("new", 1, 60)
+        assert cache.get("new") is None and cache.has_key("new") is False
+        assert cache.set_many({"a": 1, "b": 2}) in ([], None) and cache.get_many(["a", "b"]) == {}
+        with pytest.raises(ValueError):
+            cache.incr("kept")
+        with pytest.raises(ValueError):
+            cache.incr("new")
+    assert cache.get("kept") == 1  # what was stored before is still read
+    assert len([r for r in caplog.records if FILE_OUTAGE_TEXT in r.getMessage()]) == 1
+
+
+@pytest.fixture
+def full_disk_serve_sh_server(transactional_db, tmp_path, monkeypatch, demo_data):
+    """serve.sh's uWSGI command with its file cache on a 64 KiB tmpfs (yields the server and the
+    cache directory), the default ENTRY_RATE_LIMIT and the demo study."""
+    from spotlight_study.studies.services import study_import
+
+    from .conftest import serve_sh_server_command
+
+    study_import(data=demo_data)
+    with tiny_tmpfs(tmp_path / "cache") as directory:
+        monkeypatch.setenv("CACHE_URL", f"filecache://{directory}")
+        monkeypatch.setenv("ENTRY_RATE_LIMIT", "30/m")
+        server = _start_server(serve_sh_server_command(), tmp_path)
+        try:
+            yield server, directory
+        finally:
+            server.stop()
+
+
+def test_through_serve_sh_a_full_disk_lets_arrivals_in_with_one_warning(full_disk_serve_sh_server, demo_data):
+    """serve.sh's uWSGI with its file cache on a full disk: 5 arrivals 302 (not 500), one
+    warning line in the log and no traceback; once there is room, arrivals are counted again."""
+    server, directory = full_disk_serve_sh_server
+    with httpx.Client(base_url=server.url, timeout=30, trust_env=False) as c:
+        assert c.get(f"/s/{demo_data['slug']}/", params=_ids()).status_code == 302  # room: counted
+        fill(directory)
+        arrivals = [c.get(f"/s/{demo_data['slug']}/", params=_ids()).status_code for _ in range(5)]
+        free(directory)
+        after = c.get(f"/s/{demo_data['slug']}/", params=_ids()).status_code
+    log = server.stop()
+    assert arrivals == [302] * 5 and after == 302, log[-3000:]
+    assert Participant.objects.count() == 7
+    assert log.count(FILE_OUTAGE_TEXT) == 1, log[-3000:]
+    assert "Traceback" not in log, log[-3000:]
