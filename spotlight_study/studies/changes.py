@@ -51,6 +51,8 @@ def file_in_export_form(clean: dict[str, Any]) -> dict[str, Any]:
             for s in settings
         },
     }
+    if annotation.get("codebook"):
+        data["annotation"]["codebook"] = annotation["codebook"]
     return data
 
 
@@ -181,8 +183,11 @@ def study_changes(*, study: Study, clean: dict[str, Any]) -> StudyChanges:
     new = file_in_export_form(clean)
     top = [name for name in new if name not in ("slug", "training", "settings", "annotation")]
     fields = [c for name in top for c in _diff(old.get(name, _MISSING), new[name], name)]
-    for name in ("annotators_per_item", "reservation_minutes"):
-        fields += _diff(old["annotation"][name], new["annotation"][name], f"annotation.{name}")
+    for name in ("annotators_per_item", "reservation_minutes", "codebook"):
+        fields += _diff(
+            old["annotation"].get(name, _MISSING), new["annotation"].get(name, _MISSING),
+            f"annotation.{name}",
+        )
     old_settings, new_settings = _settings_by_key(old), _settings_by_key(new)
     changed = {}
     for key in new_settings:
