@@ -13,6 +13,12 @@ import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from spotlight_study.annotation.codebook_exports import (
+    codebook_cells,
+    codebook_columns,
+    export_fields,
+    outcome_success,
+)
 from spotlight_study.csvsafe import neutralize
 from spotlight_study.participation import flags as quality_flags
 from spotlight_study.participation.models import Participant
@@ -21,6 +27,7 @@ from spotlight_study.prolific.payloads import DEMOGRAPHIC_FIELDS
 from spotlight_study.prolific.selectors import demographics_by_pseudonym
 from spotlight_study.results.selectors import export_data
 from spotlight_study.studies.models import Setting, Study
+from spotlight_study.studies.schema_codebook import tags_field_key
 
 #: The demographic columns of ``participants.csv``, from Prolific's demographic export
 #: (``manage.py prolific_demographics``); empty where not fetched or not answered.
@@ -36,6 +43,9 @@ RESPONSES_COLUMNS = [
     "time_on_task_ms", "paste_count", "paste_chars", "hidden_ms", "blur_count", "serve_count",
     *WRITING_COLUMNS, "flags", "identified", "other_difference", "no_difference", "excluded", "exclusion_reason",
     "label_source", "is_pilot",
+    # The final label's surface difference (0/1) and its tags (";"-joined), issue 37; a study's
+    # declared codebook adds its own columns after these (responses_columns).
+    "surface_difference", "tags",
 ]
 SURVEY_COLUMNS = ["participant", "condition", "item", "response", "is_pilot"]
 PARTICIPANTS_COLUMNS = [
@@ -90,7 +100,9 @@ def _labels(final) -> dict:
     coder's label accepted by the researcher). A field an accepted machine label does not
     cover is empty, as without a final label."""
     if final is None:
-        return {"identified": "", "other_difference": "", "no_difference": "", "label_source": ""}
+        return {"identified": "", "other_difference": "", "no_difference": "", "label_source": "",
+                "surface_difference": "", "tags": ""}
+
 
     def bit(value) -> int | str:
         return "" if value is None else int(bool(value))
@@ -101,7 +113,29 @@ def _labels(final) -> dict:
         "other_difference": bit(final.tags),
         "no_difference": bit(final.no_difference),
         "label_source": f"machine:llm:{final.machine_model}" if machine else final.source,
+        "surface_difference": bit(final.surface_difference),
+        "tags": "" if final.tags is None else ";".join(sorted(final.tags)),
     }
+
+
+def responses_columns(study: Study) -> list[str]:
+    """``responses.csv``'s columns: :data:`RESPONSES_COLUMNS`, then a declared codebook's
+    (one per field; a multi_choice field's joined column and a 0/1 column per option)."""
+    return [*RESPONSES_COLUMNS, *codebook_columns(export_fields(study))]
+
+
+def _codebook_labels(study: Study, fields: list[dict], final) -> dict:
+    """Under a declared codebook: its columns, ``identified`` as the outcome's success (1/0, or
+    empty when the outcome is not binary), ``other_difference`` whether the field taking tags
+    has any; the default codebook's other columns stay empty."""
+    cells = codebook_cells(fields, final)
+    tags_key = tags_field_key(study.annotation_codebook)
+    cells.update(
+        identified=outcome_success(study, final),
+        other_difference="" if final is None or not tags_key else int(bool(cells[tags_key])),
+        no_difference="", surface_difference="", tags="",
+    )
+    return cells
 
 
 def export_rows(*, study: Study, include_pilot: bool = False) -> dict[str, list[dict]]:
@@ -133,6 +167,7 @@ def export_rows(*, study: Study, include_pilot: bool = False) -> dict[str, list[
         if r.answered_at and r.setting__kind == Setting.Kind.MAIN
     )
     demographics = demographics_by_pseudonym(study=study)
+    fields = export_fields(study)
     responses, survey, people = [], [], []
     for p in data.participants:
         pseudonym = participant_pseudonym(study=study, prolific_pid=p.prolific_pid)
@@ -143,12 +178,13 @@ def export_rows(*, study: Study, include_pilot: bool = False) -> dict[str, list[
             if r.setting__kind == Setting.Kind.TRAINING or r.answered_at is None:
                 continue
             final = finals.get(r.pk)
-            responses.append(
-                _response_row(
-                    r, p, pseudonym=pseudonym, study=study, repeated=repeated, final=final,
-                    reason=_exclusion(p, training_final, final),
-                )
+            row = _response_row(
+                r, p, pseudonym=pseudonym, study=study, repeated=repeated, final=final,
+                reason=_exclusion(p, training_final, final),
             )
+            if fields:
+                row.update(_codebook_labels(study, fields, final))
+            responses.append(row)
         survey += _survey_rows(data.survey.get(p.pk, ()), pseudonym, int(p.is_pilot))
         person = _participant_row(p, pseudonym, training[-1].answer if training else "")
         person.update(_attempt_cells(data.attempts.get(p.pk, ()), any(r.answered_at for r in training)))
@@ -283,7 +319,7 @@ def results_export(
     out.mkdir(parents=True, exist_ok=True)
     rows = export_rows(study=study, include_pilot=include_pilot)
     columns = {
-        "responses": RESPONSES_COLUMNS,
+        "responses": responses_columns(study),
         "survey": SURVEY_COLUMNS,
         "participants": participant_columns(rows["participants"]),
     }
