@@ -47,6 +47,7 @@ from .errors import (
     ReservationLost,
     StaleLabel,
 )
+from .codebook_agreement import codebook_agreement
 from .codebook_form import label_form
 from .codebook_labels import competing_rows, is_declared, item_fields
 from .forms import LabelForm, MachineAcceptanceForm
@@ -401,6 +402,7 @@ def overview(request: HttpRequest, slug: str) -> HttpResponse:
             "machine": machine_overview(study=study),
             "acceptance": _acceptance_context(request, study),
             "exports": exports.EXPORTS,
+            "codebook_agreement": codebook_agreement(study=study),
         },
     )
 
