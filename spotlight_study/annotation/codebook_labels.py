@@ -12,7 +12,7 @@ from spotlight_study.studies import codebook as cb
 from spotlight_study.studies.models import Setting, Study
 from spotlight_study.studies.schema_codebook import tags_field_key
 
-from .models import CodebookTag
+from .models import Annotation, CodebookTag
 
 #: The default codebook's fields, each stored in the label column of the same name.
 DEFAULT_KEYS = ("identified", "surface_difference", "no_difference", "tags")
@@ -136,3 +136,10 @@ def competing_rows(study: Study, competing: list[dict], disagree: set[str]) -> l
             "differs": field["key"] in disagree,
         })
     return rows
+
+
+def study_label_values(study: Study) -> list[dict[str, Any]]:
+    """Every annotation of ``study`` (pilot round included) as ``{field key: value}`` under its
+    codebook in force, for :mod:`spotlight_study.studies.codebook_changes`."""
+    book = study_codebook(study)
+    return [label_values(a, book) for a in Annotation.objects.filter(item__study=study)]

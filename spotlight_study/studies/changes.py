@@ -14,6 +14,7 @@ from typing import Any
 
 from django.db.models import Q
 
+from .codebook_changes import codebook_refusal
 from .export import study_file_data
 from .freeze import frozen_message, study_freeze_reason
 from .models import Study
@@ -244,7 +245,9 @@ def replace_refusal(
         if missing:
             built = frozenset(key for key, provenance in stored if provenance)
             return missing_settings_message(study=study, keys=missing, built_on_stimuli=built)
-    return None
+    annotation = clean.get("annotation") or {}
+    tags = [t for s in (annotation.get("settings") or {}).values() for t in s.get("tags", [])]
+    return codebook_refusal(study=study, new_codebook=annotation.get("codebook"), setting_tags=tags)
 
 
 @dataclass(frozen=True)

@@ -133,3 +133,46 @@ GERMAN_CODEBOOK_RESOLVED = {
     **GERMAN_CODEBOOK,
     "fields": [{"required": True, "applies_to": "both", **f} for f in GERMAN_CODEBOOK["fields"]],
 }
+
+
+def _pilot_labels(study, values) -> int:
+    """Pilot participants and one annotator's labels of the pilot round; returns the count."""
+    from spotlight_study.annotation.services.labels import LabelInput, label_save
+    from spotlight_study.annotation.services.queue import assignment_next
+
+    from ..annotation.conftest import make_user
+
+    call_command("pilot", study.slug, "--participants", "2", "--seed", "7")
+    call_command("pilot_annotation", study.slug, "--open")
+    user = make_user("ann-pilot", "annotators")
+    n = 0
+    while (item := assignment_next(study=study, annotator=user, pilot=True)) is not None:
+        label_save(study=study, annotator=user, public_id=item.public_id, label=LabelInput(
+            identified=False, surface_difference=False, no_difference=False, values=values))
+        n += 1
+    return n
+
+
+@pytest.mark.django_db
+def test_replace_refuses_to_drop_an_option_or_field_that_labels_hold(demo_data):
+    """Removing `teilweise` or the tags field names the labels' count; adding is allowed."""
+    from spotlight_study.studies.errors import StudyImportError
+
+    study = study_import(data=german_data(demo_data))
+    n = _pilot_labels(study, {"erkannt": "teilweise", "tags": ["Länge"]})
+    assert n > 0
+    fewer = german_data(demo_data)
+    fewer["annotation"]["codebook"]["fields"][0]["options"] = ["nein", "ja"]
+    with pytest.raises(StudyImportError, match=f"option `teilweise` of `erkannt` is removed but {n} label"):
+        study_import(data=fewer, replace=True)
+    no_tags = german_data(demo_data)
+    no_tags["annotation"]["codebook"]["fields"].pop(1)
+    with pytest.raises(StudyImportError, match=f"field `tags` is removed but {n} label"):
+        study_import(data=no_tags, replace=True)
+    assert Study.objects.get(pk=study.pk).annotation_codebook["fields"][0]["options"] == [
+        "nein", "teilweise", "ja"]
+    more = german_data(demo_data)
+    more["annotation"]["codebook"]["fields"][0]["options"].append("eindeutig")
+    more["annotation"]["codebook"]["fields"][1]["options"][1] = "LÄNGE"
+    study_import(data=more, replace=True)
+    assert "eindeutig" in Study.objects.get(pk=study.pk).annotation_codebook["fields"][0]["options"]
