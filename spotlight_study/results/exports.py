@@ -63,7 +63,7 @@ def _iso(value) -> str:
     return value.isoformat() if value else ""
 
 
-def _exclusion(p: Participant, training_final=None, final=None) -> str:
+def _exclusion(p: Participant, training_final=None, final=None, training_passed=None) -> str:
     """The reason to exclude a participant's answer, or ``""``.
 
     In order: ``failed_instruction_check`` (the final label of the training answer decides when
@@ -71,8 +71,16 @@ def _exclusion(p: Participant, training_final=None, final=None) -> str:
     as ``failed_instruction_check``; otherwise the automatic keyword check decides);
     ``incomplete``; the answer's own final-label exclusion; an exclusion of the training answer's
     final label (e.g. ``ai_generated``), which applies to all of the participant's answers.
+
+    Under a declared codebook ``training_passed`` replaces ``identified``: ``True``/``False``
+    the training label's outcome as success (yes/no or ``codebook.success``), ``""`` when the
+    outcome is no proportion (the automatic check and the label's exclusion decide).
     """
-    if training_final is not None and training_final.identified is not None:
+    if training_passed is not None:  # a declared codebook (_training_passed)
+        check_failed = training_passed is False or (
+            training_passed == "" and p.instruction_check_passed is False
+        ) or training_final.exclusion == "failed_instruction_check"
+    elif training_final is not None and training_final.identified is not None:
         check_failed = (
             not training_final.identified
             or training_final.exclusion == "failed_instruction_check"
@@ -178,9 +186,13 @@ def export_rows(*, study: Study, include_pilot: bool = False) -> dict[str, list[
             if r.setting__kind == Setting.Kind.TRAINING or r.answered_at is None:
                 continue
             final = finals.get(r.pk)
+            passed = None
+            if fields and training_final is not None:
+                success = outcome_success(study, training_final)
+                passed = "" if success == "" else bool(success)
             row = _response_row(
                 r, p, pseudonym=pseudonym, study=study, repeated=repeated, final=final,
-                reason=_exclusion(p, training_final, final),
+                reason=_exclusion(p, training_final, final, passed),
             )
             if fields:
                 row.update(_codebook_labels(study, fields, final))

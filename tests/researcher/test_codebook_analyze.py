@@ -51,6 +51,8 @@ def test_german_study_is_analysed_by_its_codebook(db, demo_data, tmp_path, capsy
     with open(tmp_path / "data" / "responses.csv", encoding="utf-8") as fh:
         rows = [r for r in csv.DictReader(fh) if r["erkannt"]]
     assert rows, "some answers have a final label"
+    assert all(r["excluded"] == "0" for r in rows), "a labelled training answer excludes nobody"
+    assert {c["setting"] for c in outcome["comparisons"]} == {"doctor", "farming"}
     for c in outcome["comparisons"]:
         x = [RANK[r["erkannt"]] for r in rows if r["setting"] == c["setting"] and r["condition"] == "pattern"]
         y = [RANK[r["erkannt"]] for r in rows if r["setting"] == c["setting"] and r["condition"] == "no_pattern"]
