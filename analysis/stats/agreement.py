@@ -223,13 +223,21 @@ def _cohen_kappa(coded: np.ndarray) -> Statistic:
     return Statistic(value)
 
 
-def krippendorff_alpha(ratings: Ratings) -> Statistic:
-    """Krippendorff's alpha for nominal data with missing ratings.
+#: The levels of measurement :func:`krippendorff_alpha` takes (Krippendorff 2011, section 3).
+ALPHA_LEVELS = ("nominal", "ordinal", "interval")
+
+
+def krippendorff_alpha(ratings: Ratings, level: str = "nominal") -> Statistic:
+    """Krippendorff's alpha with missing ratings, nominal unless ``level`` says otherwise.
 
     Parameters
     ----------
     ratings : sequence of sequences, shape (n_annotators, n_items)
-        ``None`` marks a missing rating (passed to ``krippendorff`` as NaN).
+        ``None`` marks a missing rating (passed to ``krippendorff`` as NaN). For ``ordinal`` and
+        ``interval`` the values must be numbers: an ordinal option's rank (0 lowest), a number.
+    level : {"nominal", "ordinal", "interval"}
+        The level of measurement; it decides the difference function (nominal: equal or not;
+        ordinal: by the ranks between two values; interval: squared difference).
 
     Returns
     -------
@@ -246,7 +254,38 @@ def krippendorff_alpha(ratings: Ratings) -> Statistic:
     ----------
     K. Krippendorff (2011). Computing Krippendorff's Alpha-Reliability.
     """
+    if level not in ALPHA_LEVELS:
+        raise AnalysisInputError(f"unknown level {level!r}; use one of {', '.join(ALPHA_LEVELS)}")
+    if level != "nominal":
+        return _krippendorff_alpha_scaled(validate_ratings(ratings), level)
     return _krippendorff_alpha(_coded(validate_ratings(ratings)))
+
+
+def _krippendorff_alpha_scaled(rows: list[list], level: str) -> Statistic:
+    """:func:`krippendorff_alpha` at the ``ordinal`` or ``interval`` level, from numbers.
+
+    ``krippendorff.alpha(reliability_data=..., level_of_measurement=level)``; for ``ordinal``
+    the package takes the distinct values present, in numeric order, as the ranks.
+    """
+    import krippendorff
+
+    try:
+        data = np.array([[np.nan if v is None else float(v) for v in row] for row in rows])
+    except (TypeError, ValueError):
+        raise AnalysisInputError(f"{level} alpha needs numbers (ranks or values)") from None
+    pairable = (~np.isnan(data)).sum(axis=0) >= 2
+    if not pairable.any():
+        return undefined("no item has two ratings")
+    if len(np.unique(data[:, pairable][~np.isnan(data[:, pairable])])) < 2:
+        return undefined("every rating on items with two ratings has the same value")
+    value = input_memo.memoized(
+        f"krippendorff.alpha {level}",
+        (data,),
+        lambda: float(krippendorff.alpha(reliability_data=data, level_of_measurement=level)),
+    )
+    if math.isnan(value):  # pragma: no cover - excluded by the checks above
+        return undefined("expected disagreement is zero")
+    return Statistic(value)
 
 
 def _krippendorff_alpha(coded: np.ndarray) -> Statistic:

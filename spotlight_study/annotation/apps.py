@@ -15,3 +15,9 @@ class AnnotationConfig(AppConfig):
         from .exclusions import participant_final_exclusions
 
         exclusion_source_register(participant_final_exclusions)
+        # A study-file replace may not drop a codebook field or option that labels hold.
+        from spotlight_study.studies.codebook_changes import label_source_register
+
+        from .codebook_labels import study_label_values
+
+        label_source_register(study_label_values)

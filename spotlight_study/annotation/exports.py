@@ -18,6 +18,7 @@ from spotlight_study.csvsafe import SafeDictWriter
 from spotlight_study.participation.selectors import participant_pseudonym
 from spotlight_study.studies.models import Study
 
+from .codebook_exports import cell, codebook_cells, codebook_columns, export_fields
 from .machine_agreement import machine_agreement
 from .models import LABEL_FIELDS
 from .selectors import (
@@ -79,6 +80,20 @@ AGREEMENT_COLUMNS = [
     "is_pilot",
 ]
 EXPORTS = ("annotations", "final_labels", "agreement")
+#: The columns of the default codebook's fields, replaced by a declared codebook's own.
+DEFAULT_LABEL_COLUMNS = ("identified", "surface_difference", "no_difference", "other_difference", "tags")
+
+
+def final_label_columns(study: Study) -> list[str]:
+    """``final_labels.csv``'s columns: :data:`FINAL_LABELS_COLUMNS`, or under a declared
+    codebook its columns (:func:`~.codebook_exports.codebook_columns`) in place of the default
+    codebook's."""
+    fields = export_fields(study)
+    if not fields:
+        return FINAL_LABELS_COLUMNS
+    at = FINAL_LABELS_COLUMNS.index("identified")
+    rest = [c for c in FINAL_LABELS_COLUMNS[at:] if c not in DEFAULT_LABEL_COLUMNS]
+    return [*FINAL_LABELS_COLUMNS[:at], *codebook_columns(fields), *rest]
 
 
 def _value(field: str, value) -> str | int:
@@ -104,17 +119,21 @@ def annotations_rows(*, study: Study, include_pilot: bool = False) -> list[dict]
     pilot round's item (only with ``include_pilot``).
     """
     pseudonyms = annotator_pseudonyms(study=study)
+    fields = export_fields(study)
     rows = []
     for item in items_with_labels(study=study, is_pilot=_rounds(include_pilot)):
         for a in sorted(item.annotations.all(), key=lambda a: pseudonyms.get(a.annotator_id, "")):
-            for field in LABEL_FIELDS:
+            # A declared codebook's fields (values joined by ";"), then the platform's exclusion.
+            values = {f["key"]: cell(f, {**a.values, **a.notes}.get(f["key"])) for f in fields}
+            names = [*values, "exclusion", "exclusion_note"] if fields else LABEL_FIELDS
+            for field in names:
                 rows.append(
                     {
                         "item": item.public_id,
                         "setting": item.setting.key,
                         "annotator": pseudonyms.get(a.annotator_id, "annotator_?"),
                         "field": field,
-                        "value": _value(field, getattr(a, field)),
+                        "value": values[field] if field in values else _value(field, getattr(a, field)),
                         "revision": a.revision,
                         "saved_at": a.updated_at.isoformat(),
                         "is_pilot": int(item.is_pilot),
@@ -138,6 +157,7 @@ def final_label_rows(*, study: Study, include_pilot: bool = False) -> list[dict]
     """
     items_sync(study=study)  # every saved answer is a row, also before anyone opened it
     k = study.annotators_per_item
+    fields = export_fields(study)
     items = sorted(
         items_with_labels(study=study, is_pilot=_rounds(include_pilot)).select_related(
             "response__participant"
@@ -162,9 +182,14 @@ def final_label_rows(*, study: Study, include_pilot: bool = False) -> list[dict]
             "is_pilot": int(item.is_pilot),
         }
         if final is not None:
-            row.update({f: _value(f, getattr(final, f)) for f in LABEL_FIELDS})
+            if fields:
+                row.update(codebook_cells(fields, final))
+                row.update(exclusion=_value("exclusion", final.exclusion),
+                           exclusion_note=final.exclusion_note)
+            else:
+                row.update({f: _value(f, getattr(final, f)) for f in LABEL_FIELDS})
+                row["other_difference"] = "" if final.tags is None else int(bool(final.tags))
             row.update(
-                other_difference="" if final.tags is None else int(bool(final.tags)),
                 source=final.source,
                 decided_at=final.decided_at.isoformat(),
             )
@@ -256,6 +281,8 @@ def export_csv_text(*, study: Study, name: str, include_pilot: bool = False) -> 
     ``final_labels.csv`` (``agreement.csv`` always reports the pilot round apart).
     """
     columns, build = _BUILDERS[name]
+    if name == "final_labels":
+        columns = final_label_columns(study)
     buffer = io.StringIO()
     writer = SafeDictWriter(buffer, fieldnames=columns)
     writer.writeheader()

@@ -90,13 +90,17 @@ class LabelTable:
         self.compared: list[set[tuple]] = [set() for _ in self.items]
         sorted_tags: dict[str | None, tuple | None] = {}
         index, n_labels, compared = self._index, self.n_labels, self.compared
-        for _item, _user, identified, surface, no_difference, tags, exclusion in label_rows:
+        for _item, _user, identified, surface, no_difference, tags, exclusion, values in label_rows:
             if tags not in sorted_tags:
                 value = self._tags(tags)
                 sorted_tags[tags] = None if value is None else tuple(sorted(value))
             i = index[_item]
             n_labels[i] += 1
-            compared[i].add((identified, surface, no_difference, sorted_tags[tags], exclusion))
+            # ``values``: a declared codebook's values as JSON text, in codebook order ("{}"
+            # under the default codebook, so its comparisons are the columns' alone).
+            compared[i].add(
+                (identified, surface, no_difference, sorted_tags[tags], exclusion, values)
+            )
         self.labels_per_annotator = Counter(row[1] for row in label_rows)
         self.digest = content_digest(item_rows, label_rows)
 
@@ -147,7 +151,7 @@ class LabelCodes:
         annotators = sorted(table.labels_per_annotator)
         shape = (len(annotators), len(table.items))
         n = len(rows)
-        columns = list(zip(*rows)) if rows else [()] * 7
+        columns = list(zip(*rows)) if rows else [()] * 8
         row_of = {u: r for r, u in enumerate(annotators)}
         at = (
             np.fromiter(map(row_of.__getitem__, columns[1]), np.int64, n),
@@ -234,7 +238,7 @@ def _label_table(study: Study, is_pilot: bool) -> LabelTable:
         .order_by("pk")
         .values_list(
             "item_id", "annotator_id", "identified", "surface_difference", "no_difference",
-            _json_text("tags"), "exclusion",
+            _json_text("tags"), "exclusion", _json_text("values"),
         )
     )
     return LabelTable(item_rows=item_rows, label_rows=label_rows)

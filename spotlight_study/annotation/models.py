@@ -79,6 +79,11 @@ class LabelFields(models.Model):
     tags = models.JSONField(default=list, blank=True)
     exclusion = models.CharField(max_length=30, choices=Exclusion.choices, default=Exclusion.NONE)
     exclusion_note = models.TextField(blank=True, max_length=1000)
+    # A declared codebook's values (studies/codebook.py), ``{field key: value}``: the compared
+    # fields in ``values``, the free-text ``note`` fields in ``notes``. Both stay {} under the
+    # default codebook, whose values are the columns above.
+    values = models.JSONField(default=dict, blank=True)
+    notes = models.JSONField(default=dict, blank=True)
 
     class Meta:
         abstract = True
@@ -89,10 +94,16 @@ class LabelFields(models.Model):
             raise ValidationError({"exclusion_note": "Explain the exclusion 'other' in the note."})
         if not isinstance(self.tags, list) or not all(isinstance(t, str) for t in self.tags):
             raise ValidationError({"tags": "Tags must be a list of text."})
+        if not isinstance(self.values, dict) or not isinstance(self.notes, dict):
+            raise ValidationError({"values": "Codebook values must be a mapping."})
 
     def label_dict(self) -> dict:
-        """The label as ``{field: value}`` over :data:`LABEL_FIELDS`."""
-        return {f: (list(self.tags) if f == "tags" else getattr(self, f)) for f in LABEL_FIELDS}
+        """The label as ``{field: value}`` over :data:`LABEL_FIELDS`, plus ``values`` and
+        ``notes`` when a declared codebook filled them."""
+        out = {f: (list(self.tags) if f == "tags" else getattr(self, f)) for f in LABEL_FIELDS}
+        if self.values or self.notes:
+            out.update(values=dict(self.values), notes=dict(self.notes))
+        return out
 
 
 class AnnotationPool(models.Model):

@@ -19,13 +19,14 @@ from spotlight_study.participation import flags as quality_flags
 from spotlight_study.participation.models import Participant, TaskResponse
 from spotlight_study.studies.models import Setting, Study
 
+from .codebook_labels import agreed_values, frozen_values, is_declared
+from .codebook_labels import setting_tags as codebook  # the setting's tags, its old name here
 from .agreement_rows import SINGLE_VALUE_FIELDS, AgreementRow, agreement_rows, codebooks_of
 from .label_table import LabelTable, cached_by_content, label_table
 from .models import (
     COMPARED_FIELDS,
     Annotation,
     Assignment,
-    CodebookTag,
     FinalLabel,
     Item,
     MachineAcceptance,
@@ -47,13 +48,6 @@ def queue_order_key(*, order_seed: int, public_id: str) -> str:
     settings and conditions; the order of existing items does not change when items are added.
     """
     return hashlib.sha256(f"{order_seed}:{public_id}".encode()).hexdigest()
-
-
-def codebook(setting: Setting) -> list[str]:
-    """The setting's tags: the study file's, then those added by annotators (alphabetical)."""
-    added = [t.name for t in CodebookTag.objects.filter(setting=setting).order_by("name")]
-    base = list(setting.annotation_tags)
-    return base + [t for t in added if t not in base]
 
 
 @dataclass(frozen=True)
@@ -264,11 +258,12 @@ def annotator_progress(
 
 
 def compared_values(label) -> tuple:
-    """The compared fields of a label as a tuple (tags as a sorted tuple)."""
+    """The compared fields of a label as a tuple (tags as a sorted tuple), then a declared
+    codebook's compared values (:func:`.codebook_labels.frozen_values`; empty by default)."""
     return tuple(
         tuple(sorted(getattr(label, f))) if f == "tags" else getattr(label, f)
         for f in COMPARED_FIELDS
-    )
+    ) + (frozen_values(label.values),)
 
 
 def item_status(
@@ -385,6 +380,8 @@ def agreed_initial(*, item: Item) -> tuple[dict, set[str]]:
     disagree: set[str] = set()
     if not annotations:
         return initial, disagree
+    if is_declared(item.study):
+        return agreed_values(annotations, item.study.annotation_codebook)
     for name in COMPARED_FIELDS:
         if name == "tags":
             sets = [set(a.tags) for a in annotations]

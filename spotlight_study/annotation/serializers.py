@@ -53,6 +53,15 @@ class LabelOutSerializer(serializers.Serializer):
     exclusion_note = serializers.CharField()
     revision = serializers.IntegerField()
     updated_at = serializers.DateTimeField()
+    values = serializers.DictField()
+    notes = serializers.DictField()
+
+    def to_representation(self, instance) -> dict:
+        """The label; ``values`` and ``notes`` only under a study's declared codebook."""
+        data = super().to_representation(instance)
+        if not data["values"] and not data["notes"]:
+            del data["values"], data["notes"]
+        return data
 
 
 class RequiredBooleanField(serializers.BooleanField):
@@ -85,6 +94,15 @@ class LabelInSerializer(serializers.Serializer):
         required=False, allow_blank=True, default="", max_length=1000
     )
     base_revision = serializers.IntegerField(required=False, min_value=0)
+    # A declared codebook's values by field key, checked by the label service against it.
+    values = serializers.DictField(required=False)
+
+    def __init__(self, *args, declared: bool = False, **kwargs):
+        super().__init__(*args, **kwargs)
+        if declared:  # the study's own fields replace the default codebook's three questions
+            for name in ("identified", "surface_difference", "no_difference"):
+                self.fields[name] = serializers.BooleanField(required=False, default=False)
+            self.fields["values"] = serializers.DictField()
 
     def label_input(self) -> LabelInput:
         """The validated data as a :class:`~.services.labels.LabelInput` (without

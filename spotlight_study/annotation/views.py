@@ -47,10 +47,13 @@ from .errors import (
     ReservationLost,
     StaleLabel,
 )
+from .codebook_agreement import codebook_agreement
+from .codebook_form import label_form
+from .codebook_labels import competing_rows, is_declared, item_fields
 from .forms import LabelForm, MachineAcceptanceForm
 from .label_versions import label_versions
 from .machine_agreement import machine_models, machine_overview
-from .models import LABEL_FIELDS, Annotation, Exclusion, FinalLabel, Item
+from .models import Annotation, Exclusion, FinalLabel, Item
 from .pilot_round import (
     pilot_item_ids,
     pilot_round_is_open,
@@ -188,9 +191,13 @@ def item_page(request: HttpRequest, slug: str, item_id: str) -> HttpResponse:
         return redirect("annotation:queue", slug=slug)
     blind = selectors.blind_item(item)
     own = selectors.own_annotation(item=item, annotator=request.user)
-    initial = LabelForm.initial_from(own.label_dict() if own else None)
-    initial["base_revision"] = own.revision if own else 0
-    form = LabelForm(request.POST or None, codebook=blind.codebook, initial=initial)
+    def make_form(data) -> LabelForm:
+        form = label_form(study, item.setting, data, codebook=blind.codebook,
+                          initial_label=own.label_dict() if own else None)
+        form.initial["base_revision"] = own.revision if own else 0
+        return form
+
+    form = make_form(request.POST or None)
     status_code = 200
     conflict = None
     if request.method == "POST":
@@ -207,7 +214,7 @@ def item_page(request: HttpRequest, slug: str, item_id: str) -> HttpResponse:
                 for name, message in exc.errors.items():
                     form.add_error(name if name in form.fields else None, message)
             except StaleLabel as exc:
-                form, conflict = _stale_conflict(request, exc, form, blind.codebook, initial)
+                form, conflict = _stale_conflict(request, exc, form, make_form)
                 status_code = 409
             except ItemNotFound as exc:
                 return _error(request, study, str(exc), 404)
@@ -239,7 +246,7 @@ def item_page(request: HttpRequest, slug: str, item_id: str) -> HttpResponse:
 
 
 def _stale_conflict(
-    request: HttpRequest, exc: StaleLabel, form: LabelForm, codebook: list[str], initial: dict
+    request: HttpRequest, exc: StaleLabel, form: LabelForm, make_form
 ) -> tuple[LabelForm, dict]:
     """The form to show after a :class:`StaleLabel` and the conflict (both versions) for the
     page. The new form carries the saved revision, so saving this page again is a deliberate
@@ -252,7 +259,7 @@ def _stale_conflict(
     }
     data = request.POST.copy()
     data["base_revision"] = str(exc.revision)
-    return LabelForm(data, codebook=codebook, initial=initial), conflict
+    return make_form(data), conflict
 
 
 def _to_next(request: HttpRequest, study: Study, *, pilot: bool) -> HttpResponse:
@@ -329,10 +336,9 @@ def adjudicate(request: HttpRequest, slug: str, item_id: str) -> HttpResponse:
     # An accepted machine label is no decision to start from: start from the annotators.
     final = selectors.human_final(FinalLabel.objects.filter(item=item).first())
     agreed, disagree = selectors.agreed_initial(item=item)
-    form = LabelForm(
-        request.POST or None,
-        codebook=blind.codebook,
-        initial=LabelForm.initial_from(final.label_dict()) if final else agreed,
+    form = label_form(
+        study, item.setting, request.POST or None, codebook=blind.codebook,
+        initial_label=final.label_dict() if final else None, initial=agreed,
     )
     status_code = 200
     if request.method == "POST":
@@ -365,7 +371,7 @@ def adjudicate(request: HttpRequest, slug: str, item_id: str) -> HttpResponse:
             "blind": blind,
             "form": form,
             "competing": competing,
-            "fields": list(LABEL_FIELDS),
+            "codebook_rows": competing_rows(study, competing, disagree),
             "exclusions": dict(Exclusion.choices),
             "disagree": disagree,
             "prefilled": final is None,
@@ -396,6 +402,7 @@ def overview(request: HttpRequest, slug: str) -> HttpResponse:
             "machine": machine_overview(study=study),
             "acceptance": _acceptance_context(request, study),
             "exports": exports.EXPORTS,
+            "codebook_agreement": codebook_agreement(study=study),
         },
     )
 
@@ -512,11 +519,14 @@ class _AnnotatorAPI(APIView):
     def _payload(self, item: Item, annotator) -> dict:
         own = selectors.own_annotation(item=item, annotator=annotator)
         blind = selectors.blind_item(item)
-        return {
+        payload = {
             "item": BlindItemSerializer(blind).data,
             "label": LabelOutSerializer(own).data if own else None,
             "pilot": blind.is_pilot,
         }
+        if is_declared(item.study):  # the study's own fields, options completed per setting
+            payload["item"]["fields"] = item_fields(item.study, item.setting)
+        return payload
 
 
 class NextItemAPI(_AnnotatorAPI):
@@ -573,7 +583,7 @@ class LabelAPI(_AnnotatorAPI):
 
     def put(self, request, slug: str, item_id: str):
         study = study_get_or_404(slug=slug, with_settings=False)
-        serializer = LabelInSerializer(data=request.data)
+        serializer = LabelInSerializer(data=request.data, declared=is_declared(study))
         serializer.is_valid(raise_exception=True)
         _log_label_body(request, item_id)
         label_save(

@@ -21,13 +21,14 @@ from datetime import datetime
 
 from django.utils import timezone
 
+from spotlight_study.annotation.codebook_exports import column_meanings, export_fields
 from spotlight_study.results.exports import (
     PARTICIPANTS_COLUMNS,
-    RESPONSES_COLUMNS,
     SURVEY_COLUMNS,
     SCREENER_PREFIX,
     csv_write,
     export_rows,
+    responses_columns,
     participant_columns,
 )
 from spotlight_study.studies.models import Setting, Study
@@ -95,6 +96,10 @@ _RESPONSES_DOC = {
     "machine:llm:<model> (a machine label accepted by the researcher); empty until labelled",
     "is_pilot": "1 for an answer of a simulated pilot participant (its labels come from the "
     "pilot annotation round), else 0",
+    "surface_difference": "0/1 from the final label: the obvious surface difference was named; "
+    "empty until a final label exists",
+    "tags": "the final label's tags (other differences named), ;-separated; empty until a "
+    "final label exists or when it has none",
 }
 _SURVEY_DOC = {
     "participant": "pseudonym of the participant",
@@ -219,7 +224,7 @@ def column_descriptions(
     does, so a new export column cannot go undocumented.
     """
     fixed = {
-        "responses.csv": _RESPONSES_DOC,
+        "responses.csv": {**_RESPONSES_DOC, **column_meanings(export_fields(study))},
         "survey.csv": _SURVEY_DOC,
         "participants.csv": _PARTICIPANTS_DOC,
     }
@@ -311,7 +316,7 @@ def results_zip(*, study: Study, include_pilot: bool = False) -> bytes:
     rows = export_rows(study=study, include_pilot=include_pilot)
     wide_columns, wide = wide_rows(study=study, rows=rows)
     files = {
-        "responses.csv": (RESPONSES_COLUMNS, rows["responses"]),
+        "responses.csv": (responses_columns(study), rows["responses"]),
         "survey.csv": (SURVEY_COLUMNS, rows["survey"]),
         "participants.csv": (participant_columns(rows["participants"]), rows["participants"]),
         "participants_wide.csv": (wide_columns, wide),

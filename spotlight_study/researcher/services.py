@@ -1,12 +1,15 @@
 """Researcher-side actions: running the study analysis on the current data."""
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
 from django.conf import settings
 
 from spotlight_study.results.exports import results_export
+
+from .codebook_run import codebook_analysis_write, outcome_is_proportion
 from spotlight_study.studies.models import Study
 
 
@@ -75,8 +78,21 @@ def analysis_run(
     out = Path(out_dir)
     data_dir = out / "data"
     results_export(study=study, out_dir=data_dir, include_pilot=include_pilot)
-    machine_coder = machine_coder_summary(study=study, margin=margin, include_pilot=include_pilot)
-    results = run_analysis(data_dir, out, plan=plan, machine_coder=machine_coder)
+    codebook = None
+    if study.annotation_codebook:  # a declared codebook: its own report (researcher/codebook_run.py)
+        codebook = codebook_analysis_write(study=study, data_dir=data_dir, out=out,
+                                           include_pilot=include_pilot)
+    if codebook is not None and not outcome_is_proportion(study):
+        shutil.copyfile(out / "codebook_report.html", out / "report.html")
+        (out / "results.json").write_text(json.dumps({"codebook": codebook}, indent=2,
+                                                     ensure_ascii=False, sort_keys=True) + "\n",
+                                          encoding="utf-8")
+        results = {"codebook": codebook, "input_sha256": codebook["input_sha256"]}
+    else:
+        machine_coder = machine_coder_summary(study=study, margin=margin, include_pilot=include_pilot)
+        results = run_analysis(data_dir, out, plan=plan, machine_coder=machine_coder)
+        if codebook is not None:
+            results["codebook"] = codebook
     latest = latest_report_dir(study)
     latest.mkdir(parents=True, exist_ok=True)
     for name in ("report.html", "results.json"):

@@ -13,6 +13,12 @@ import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from spotlight_study.annotation.codebook_exports import (
+    codebook_cells,
+    codebook_columns,
+    export_fields,
+    outcome_success,
+)
 from spotlight_study.csvsafe import neutralize
 from spotlight_study.participation import flags as quality_flags
 from spotlight_study.participation.models import Participant
@@ -22,6 +28,7 @@ from spotlight_study.prolific.payloads import DEMOGRAPHIC_FIELDS
 from spotlight_study.prolific.selectors import demographics_by_pseudonym
 from spotlight_study.results.selectors import export_data
 from spotlight_study.studies.models import Setting, Study
+from spotlight_study.studies.schema_codebook import tags_field_key
 
 #: The demographic columns of ``participants.csv``, from Prolific's demographic export
 #: (``manage.py prolific_demographics``); empty where not fetched or not answered.
@@ -37,6 +44,9 @@ RESPONSES_COLUMNS = [
     "time_on_task_ms", "paste_count", "paste_chars", "hidden_ms", "blur_count", "serve_count",
     *WRITING_COLUMNS, "flags", "identified", "other_difference", "no_difference", "excluded", "exclusion_reason",
     "label_source", "is_pilot",
+    # The final label's surface difference (0/1) and its tags (";"-joined), issue 37; a study's
+    # declared codebook adds its own columns after these (responses_columns).
+    "surface_difference", "tags",
 ]
 SURVEY_COLUMNS = ["participant", "condition", "item", "response", "is_pilot"]
 PARTICIPANTS_COLUMNS = [
@@ -54,7 +64,7 @@ def _iso(value) -> str:
     return value.isoformat() if value else ""
 
 
-def _exclusion(p: Participant, training_final=None, final=None) -> str:
+def _exclusion(p: Participant, training_final=None, final=None, training_passed=None) -> str:
     """The reason to exclude a participant's answer, or ``""``.
 
     In order: ``failed_instruction_check`` (the final label of the training answer decides when
@@ -62,8 +72,16 @@ def _exclusion(p: Participant, training_final=None, final=None) -> str:
     as ``failed_instruction_check``; otherwise the automatic keyword check decides);
     ``incomplete``; the answer's own final-label exclusion; an exclusion of the training answer's
     final label (e.g. ``ai_generated``), which applies to all of the participant's answers.
+
+    Under a declared codebook ``training_passed`` replaces ``identified``: ``True``/``False``
+    the training label's outcome as success (yes/no or ``codebook.success``), ``""`` when the
+    outcome is no proportion (the automatic check and the label's exclusion decide).
     """
-    if training_final is not None and training_final.identified is not None:
+    if training_passed is not None:  # a declared codebook (_training_passed)
+        check_failed = training_passed is False or (
+            training_passed == "" and p.instruction_check_passed is False
+        ) or training_final.exclusion == "failed_instruction_check"
+    elif training_final is not None and training_final.identified is not None:
         check_failed = (
             not training_final.identified
             or training_final.exclusion == "failed_instruction_check"
@@ -91,7 +109,9 @@ def _labels(final) -> dict:
     coder's label accepted by the researcher). A field an accepted machine label does not
     cover is empty, as without a final label."""
     if final is None:
-        return {"identified": "", "other_difference": "", "no_difference": "", "label_source": ""}
+        return {"identified": "", "other_difference": "", "no_difference": "", "label_source": "",
+                "surface_difference": "", "tags": ""}
+
 
     def bit(value) -> int | str:
         return "" if value is None else int(bool(value))
@@ -102,7 +122,29 @@ def _labels(final) -> dict:
         "other_difference": bit(final.tags),
         "no_difference": bit(final.no_difference),
         "label_source": f"machine:llm:{final.machine_model}" if machine else final.source,
+        "surface_difference": bit(final.surface_difference),
+        "tags": "" if final.tags is None else ";".join(sorted(final.tags)),
     }
+
+
+def responses_columns(study: Study) -> list[str]:
+    """``responses.csv``'s columns: :data:`RESPONSES_COLUMNS`, then a declared codebook's
+    (one per field; a multi_choice field's joined column and a 0/1 column per option)."""
+    return [*RESPONSES_COLUMNS, *codebook_columns(export_fields(study))]
+
+
+def _codebook_labels(study: Study, fields: list[dict], final) -> dict:
+    """Under a declared codebook: its columns, ``identified`` as the outcome's success (1/0, or
+    empty when the outcome is not binary), ``other_difference`` whether the field taking tags
+    has any; the default codebook's other columns stay empty."""
+    cells = codebook_cells(fields, final)
+    tags_key = tags_field_key(study.annotation_codebook)
+    cells.update(
+        identified=outcome_success(study, final),
+        other_difference="" if final is None or not tags_key else int(bool(cells[tags_key])),
+        no_difference="", surface_difference="", tags="",
+    )
+    return cells
 
 
 def export_rows(*, study: Study, include_pilot: bool = False) -> dict[str, list[dict]]:
@@ -134,6 +176,7 @@ def export_rows(*, study: Study, include_pilot: bool = False) -> dict[str, list[
         if r.answered_at and r.setting__kind == Setting.Kind.MAIN
     )
     demographics = demographics_by_pseudonym(study=study)
+    fields = export_fields(study)
     responses, survey, people = [], [], []
     # The registered steps' own columns (none for the built-in steps): one query per such step.
     step_cells = export_cells([p.pk for p in data.participants]) if export_columns() else {}
@@ -146,12 +189,17 @@ def export_rows(*, study: Study, include_pilot: bool = False) -> dict[str, list[
             if r.setting__kind == Setting.Kind.TRAINING or r.answered_at is None:
                 continue
             final = finals.get(r.pk)
-            responses.append(
-                _response_row(
-                    r, p, pseudonym=pseudonym, study=study, repeated=repeated, final=final,
-                    reason=_exclusion(p, training_final, final),
-                )
+            passed = None
+            if fields and training_final is not None:
+                success = outcome_success(study, training_final)
+                passed = "" if success == "" else bool(success)
+            row = _response_row(
+                r, p, pseudonym=pseudonym, study=study, repeated=repeated, final=final,
+                reason=_exclusion(p, training_final, final, passed),
             )
+            if fields:
+                row.update(_codebook_labels(study, fields, final))
+            responses.append(row)
         survey += _survey_rows(data.survey.get(p.pk, ()), pseudonym, int(p.is_pilot))
         person = _participant_row(p, pseudonym, training[-1].answer if training else "")
         person.update(_attempt_cells(data.attempts.get(p.pk, ()), any(r.answered_at for r in training)))
@@ -288,7 +336,7 @@ def results_export(
     out.mkdir(parents=True, exist_ok=True)
     rows = export_rows(study=study, include_pilot=include_pilot)
     columns = {
-        "responses": RESPONSES_COLUMNS,
+        "responses": responses_columns(study),
         "survey": SURVEY_COLUMNS,
         "participants": participant_columns(rows["participants"]),
     }

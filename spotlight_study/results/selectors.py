@@ -49,7 +49,8 @@ class ExportData:
     :data:`RESPONSE_FIELDS`; ``survey``: ``{participant pk:
     [survey rows]}`` (``condition``, ``item``, ``response``) sorted by condition, then item;
     ``finals``: ``{task response pk: final label row}`` (``source``, ``identified``, ``tags``,
-    ``no_difference``, ``exclusion``, ``machine_model``); ``attempts``: ``{participant pk:
+    ``no_difference``, ``exclusion``, ``machine_model``, ``surface_difference``, and a declared
+    codebook's ``values`` and ``notes``); ``attempts``: ``{participant pk:
     [earlier attempts at the instruction check]}`` (``attempt``, ``answer``, ``passed``), by
     number (``instruction_check_attempts: 2``; the last attempt is the training response).
     """
@@ -92,7 +93,7 @@ def export_data(*, study: Study, include_pilot: bool = False) -> ExportData:
         f.item__response_id: f
         for f in FinalLabel.objects.filter(item_pilot, item__study=study).values_list(
             "item__response_id", "source", "identified", "tags", "no_difference", "exclusion",
-            "machine_model", named=True,
+            "machine_model", "surface_difference", "values", "notes", named=True,
         )
     }
     attempts: dict[int, list] = defaultdict(list)

@@ -14,6 +14,7 @@ from typing import Any
 
 from django.db.models import Q
 
+from .codebook_changes import codebook_refusal
 from .export import study_file_data
 from .freeze import frozen_message, study_freeze_reason
 from .models import Study
@@ -51,6 +52,8 @@ def file_in_export_form(clean: dict[str, Any]) -> dict[str, Any]:
             for s in settings
         },
     }
+    if annotation.get("codebook"):
+        data["annotation"]["codebook"] = annotation["codebook"]
     return data
 
 
@@ -181,8 +184,11 @@ def study_changes(*, study: Study, clean: dict[str, Any]) -> StudyChanges:
     new = file_in_export_form(clean)
     top = [name for name in new if name not in ("slug", "training", "settings", "annotation")]
     fields = [c for name in top for c in _diff(old.get(name, _MISSING), new[name], name)]
-    for name in ("annotators_per_item", "reservation_minutes"):
-        fields += _diff(old["annotation"][name], new["annotation"][name], f"annotation.{name}")
+    for name in ("annotators_per_item", "reservation_minutes", "codebook"):
+        fields += _diff(
+            old["annotation"].get(name, _MISSING), new["annotation"].get(name, _MISSING),
+            f"annotation.{name}",
+        )
     old_settings, new_settings = _settings_by_key(old), _settings_by_key(new)
     changed = {}
     for key in new_settings:
@@ -239,7 +245,9 @@ def replace_refusal(
         if missing:
             built = frozenset(key for key, provenance in stored if provenance)
             return missing_settings_message(study=study, keys=missing, built_on_stimuli=built)
-    return None
+    annotation = clean.get("annotation") or {}
+    tags = [t for s in (annotation.get("settings") or {}).values() for t in s.get("tags", [])]
+    return codebook_refusal(study=study, new_codebook=annotation.get("codebook"), setting_tags=tags)
 
 
 @dataclass(frozen=True)

@@ -127,7 +127,10 @@ def _annotation(study: Study, settings: list[Setting]) -> dict[str, Any]:
             "annotators_per_item": lambda: study.annotators_per_item,
             "reservation_minutes": lambda: study.annotation_reservation_minutes,
             "settings": lambda: {s.key: per_setting(s) for s in settings},
+            "codebook": lambda: study.annotation_codebook,
         },
+        # No codebook in the file is the default one: written back as it came, absent.
+        omit=lambda name, value: name == "codebook" and not value,
     )
 
 

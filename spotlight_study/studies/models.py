@@ -119,6 +119,9 @@ class Study(models.Model):
         default=30,
         help_text="Blind annotation: an item opened by an annotator is released after this long.",
     )
+    # The study file's annotation.codebook in stored form (studies/codebook.py); {}: the
+    # default codebook, today's fixed label schema.
+    annotation_codebook = models.JSONField(default=dict, blank=True)
     pseudonym_salt = models.CharField(max_length=64, default=_new_salt, editable=False)
     # Changes whenever the study, one of its settings or patterns is saved or deleted
     # (studies.plan); the compiled plan of the participant pages is kept until it does.

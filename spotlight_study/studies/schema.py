@@ -21,6 +21,8 @@ from .languages import DEFAULT_LANGUAGE, language_known
 from .models import Condition, Study
 from .quality_flags import default_holding_flags, known_flag_keys
 from .rules import abandonment_timeout_too_short, completion_code_clashes
+from .codebook import normalize_tag  # noqa: F401 (re-exported: its old home)
+from .schema_codebook import CodebookSerializer, codebook_file_errors
 from .schema_provenance import ProvenanceSerializer, provenance_errors
 
 LIKERT_POINTS = 5
@@ -151,11 +153,6 @@ class CompletionCodesSerializer(serializers.Serializer):
     no_consent = serializers.CharField(max_length=40)
 
 
-def normalize_tag(value: str) -> str:
-    """A codebook tag in canonical form: stripped, lower case, inner whitespace collapsed."""
-    return " ".join(value.split()).lower()
-
-
 class AnnotationSettingSerializer(serializers.Serializer):
     """Annotation schema of one setting: its codebook of tags and its surface difference."""
 
@@ -185,6 +182,7 @@ class AnnotationSerializer(serializers.Serializer):
     settings = serializers.DictField(
         child=AnnotationSettingSerializer(), required=False, default=dict
     )
+    codebook = CodebookSerializer(required=False)  # absent: today's schema (studies/codebook.py)
 
 
 class AnswerFlagsSerializer(serializers.Serializer):
@@ -367,6 +365,7 @@ class StudyFileSerializer(serializers.Serializer):
             for key in (attrs.get("annotation") or {}).get("settings", {}):
                 if key not in known_keys:
                     errors[f"annotation.settings.{key}"] = "No setting has this key."
+        errors.update(codebook_file_errors(attrs.get("annotation") or {}))
         if conditions is not None and attrs.get("survey") is not None:
             missing = [c for c in conditions if c not in attrs["survey"]["condition_intros"]]
             if missing:

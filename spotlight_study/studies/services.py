@@ -191,6 +191,7 @@ def study_import_outcome(
         survey=_plain(clean["survey"]),
         annotators_per_item=annotation.get("annotators_per_item", 2),
         annotation_reservation_minutes=annotation.get("reservation_minutes", 30),
+        annotation_codebook=annotation.get("codebook") or {},
         # Without one in the file, the platform's prompt in the study's language.
         task_prompt=clean.get("task_prompt") or default_task_prompt(clean["language"]),
     ).items():

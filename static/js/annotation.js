@@ -1,6 +1,7 @@
 /* Keyboard shortcuts of the annotator and adjudicator pages (the forms marked data-hotkeys).
  *
- * Digits tick the radio button whose <label data-hotkey="N"> shows that digit; Ctrl+Enter or
+ * Digits (and, for a study's own codebook, letters) tick the radio button or toggle the tick box
+ * whose <label data-hotkey="N"> shows that key; Ctrl+Enter or
  * Cmd+Enter submits with the button marked data-hotkey-submit ("Save and next item"); "s"
  * presses the button marked data-hotkey-skip. Digits and "s" are ignored while the focus is
  * in a text field, so notes and new tags can be typed; Ctrl/Cmd+Enter works everywhere.
@@ -34,12 +35,14 @@
       return;
     }
     if (event.ctrlKey || event.metaKey || event.altKey || event.repeat || typing(event.target)) { return; }
-    if (/^[0-9]$/.test(event.key)) {
-      var label = form.querySelector('label[data-hotkey="' + event.key + '"]');
+    // A study's own codebook gives letters too (annotation/codebook_form.py); "s" stays skip.
+    var key = event.key.length === 1 ? event.key.toLowerCase() : "";
+    if (/^[0-9a-z]$/.test(key) && key !== "s") {
+      var label = form.querySelector('label[data-hotkey="' + key + '"]');
       var input = label && document.getElementById(label.htmlFor);
       if (input) {
         event.preventDefault();
-        input.checked = true;
+        input.checked = input.type === "checkbox" ? !input.checked : true;
         input.focus();
         input.dispatchEvent(new Event("change", { bubbles: true }));
       }

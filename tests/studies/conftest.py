@@ -2,6 +2,8 @@
 on the Stimuli pages (a generated set sampled at random, an imported set picked by hand)."""
 from __future__ import annotations
 
+import copy
+
 import pytest
 
 from spotlight_study.stimuli.importers import ImportedGroups
@@ -17,6 +19,8 @@ from spotlight_study.stimuli.tasks import MINING
 from spotlight_study.studies.models import Setting
 from spotlight_study.studies.selectors import study_get_with_settings
 from spotlight_study.studies.services import study_import
+
+from ..codebooks import FULL_CODEBOOK
 
 # Seeds of the random samples of the built settings (printed by the tests that use them).
 SAMPLE_SEED = 123
@@ -89,7 +93,9 @@ def full_data(demo_data) -> dict:
         conditions=["no_pattern", "pattern", "pattern_with_distractors"],
         task_prompt="Describe how the texts in Group 1 differ from those in Group 2.",
     )
-    demo_data["annotation"].update(annotators_per_item=3, reservation_minutes=20)
+    demo_data["annotation"].update(
+        annotators_per_item=3, reservation_minutes=20, codebook=copy.deepcopy(FULL_CODEBOOK)
+    )
     demo_data["settings"][0]["distractor_patterns"].append(
         {
             "tokens": ["Smith"],

@@ -42,6 +42,12 @@ def final_label_resolve(*, item: Item, now: datetime | None = None) -> FinalLabe
     fields["exclusion_note"] = " | ".join(
         dict.fromkeys(a.exclusion_note for a in annotations if a.exclusion_note)
     )
+    # A declared codebook's compared values agree; its free-text notes are joined as above.
+    fields["values"] = dict(first.values)
+    fields["notes"] = {
+        key: " | ".join(dict.fromkeys(a.notes[key] for a in annotations if a.notes.get(key)))
+        for key in dict.fromkeys(k for a in annotations for k in a.notes)
+    }
     if final is None:
         final = FinalLabel(item=item, source=FinalLabel.Source.AGREEMENT, decided_at=now, **fields)
     else:

@@ -11,11 +11,14 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from spotlight_study.studies.models import Study
+from spotlight_study.studies.codebook import option_match
 from spotlight_study.studies.schema import normalize_tag
 
 from ..errors import InvalidLabel, StaleLabel
 from ..models import Annotation, AnnotationRevision, Assignment, CodebookTag, Exclusion, Item
+from ..codebook_labels import is_declared
 from ..selectors import codebook
+from .codebook_labels import codebook_label_clean
 from .final_labels import final_label_resolve
 from .pool import pool_lock, seat_ensure
 from .queue import assignment_own, assignment_retake_check, pilot_round_check
@@ -33,6 +36,8 @@ class LabelInput:
     exclusion_note: str = ""
     tags: list[str] = field(default_factory=list)
     new_tags: list[str] = field(default_factory=list)
+    #: A declared codebook's values, ``{field key: value}`` (``None`` under the default one).
+    values: dict | None = None
 
 
 def label_clean(
@@ -55,9 +60,15 @@ def label_clean(
         errors["exclusion_note"] = "Explain the exclusion 'other' in the note."
     if len(note) > 1000:
         errors["exclusion_note"] = "At most 1000 characters."
-    known = set(codebook(setting))
-    tags = [normalize_tag(t) for t in label.tags if t.strip()]
-    new = [normalize_tag(t) for t in label.new_tags if t.strip()]
+    if is_declared(setting.study):
+        return codebook_label_clean(
+            label=label, setting=setting, errors=errors, note=note, allow_new_tags=allow_new_tags
+        )
+    known_list = codebook(setting)
+    known = set(known_list)
+    # Matching ignores case and Unicode form (studies/codebook.py: ß, a decomposed ä).
+    tags = [option_match(known_list, t) or normalize_tag(t) for t in label.tags if t.strip()]
+    new = [option_match(known_list, t) or normalize_tag(t) for t in label.new_tags if t.strip()]
     unknown = sorted(set(tags) - known)
     if unknown:
         errors["tags"] = f"Not in the codebook: {', '.join(unknown)}."

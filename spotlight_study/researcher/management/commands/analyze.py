@@ -73,8 +73,23 @@ class Command(BaseCommand):
             count = results["preregistration"]["deviations"]["count"]
             self.stdout.write(f"  Preregistered plan v{latest.version} (SHA-256 {latest.plan_sha256}): "
                               f"{count} deviation(s), listed in the report.")
+        if "design" not in results:  # a declared codebook's outcome that is not a proportion
+            self._codebook_lines(results["codebook"])
+            return
         self._machine_coder_lines(results.get("machine_coder"))
         self._identification_lines(results)
+        if "codebook" in results:
+            self._codebook_lines(results["codebook"])
+
+    def _codebook_lines(self, codebook) -> None:
+        """One line per test of the codebook's outcome (codebook_report.html has the rest)."""
+        from analysis.document import fmt_p
+
+        o = codebook["outcome"]
+        self.stdout.write(f"  Outcome {o['label']} ({o['type']}): {o['test']}; codebook_report.html")
+        for c in o["comparisons"]:
+            self.stdout.write(f"  {c['setting']}: {c['treatment']} vs no_pattern, "
+                              f"p={fmt_p(c['p'])}, p (Holm)={fmt_p(c.get('p_holm'))}")
 
     def _identification_lines(self, results) -> None:
         """One line per identification test, its z and p rounded as in the report; where they

@@ -1,0 +1,67 @@
+"""manage.py analyze under a declared codebook: a German study with an ordinal outcome gets
+Mann-Whitney U, agreement per field and its tags per condition, in the researcher's words."""
+from __future__ import annotations
+
+import csv
+import json
+
+import scipy.stats as sps
+from django.core.management import call_command
+from django.test import Client
+
+from spotlight_study.annotation.services.labels import LabelInput, label_save
+from spotlight_study.annotation.services.queue import assignment_next
+from spotlight_study.participation.models import TaskResponse
+from spotlight_study.studies.services import study_import
+
+from ..annotation.conftest import make_user
+from ..codebooks import german_data
+from ..conftest import Walker
+
+RANK = {"nein": 0, "teilweise": 1, "ja": 2}
+
+
+def _erkannt(response) -> str:
+    """The agreed value: pattern answers higher, varied by the answer's pk."""
+    if response.condition == "pattern":
+        return ["teilweise", "ja", "ja"][response.pk % 3]
+    return ["nein", "teilweise", "nein"][response.pk % 3]
+
+
+def test_german_study_is_analysed_by_its_codebook(db, demo_data, tmp_path, capsys):
+    """Eight participants, two annotators (disagreeing on the tags of every fourth answer): the report tests erkannt
+    with Mann-Whitney U as scipy does, and names the German fields."""
+    study = study_import(data=german_data(demo_data))
+    for _ in range(8):
+        Walker(Client(), study.slug).complete()
+    for n, user in enumerate(make_user(f"a{i}", "annotators") for i in range(2)):
+        while (item := assignment_next(study=study, annotator=user)) is not None:
+            r = item.response
+            tags = ["Länge"] if n == 1 and r.pk % 4 == 0 else ["Erwähnt Geschlecht", "Länge"]
+            label_save(study=study, annotator=user, public_id=item.public_id, label=LabelInput(
+                identified=False, surface_difference=False, no_difference=False,
+                values={"erkannt": _erkannt(r), "tags": tags}))
+    call_command("analyze", study.slug, "--out", str(tmp_path))
+    printed = capsys.readouterr().out
+    assert "Unterschied erkannt (ordinal): mann_whitney" in printed
+    results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))["codebook"]
+    outcome = results["outcome"]
+    assert outcome["test"] == "mann_whitney" and outcome["label"] == "Unterschied erkannt"
+    # Only the items whose tags agree have a final label.
+    with open(tmp_path / "data" / "responses.csv", encoding="utf-8") as fh:
+        rows = [r for r in csv.DictReader(fh) if r["erkannt"]]
+    assert rows, "some answers have a final label"
+    assert all(r["excluded"] == "0" for r in rows), "a labelled training answer excludes nobody"
+    assert {c["setting"] for c in outcome["comparisons"]} == {"doctor", "farming"}
+    for c in outcome["comparisons"]:
+        x = [RANK[r["erkannt"]] for r in rows if r["setting"] == c["setting"] and r["condition"] == "pattern"]
+        y = [RANK[r["erkannt"]] for r in rows if r["setting"] == c["setting"] and r["condition"] == "no_pattern"]
+        ref = sps.mannwhitneyu(x, y, alternative="greater")
+        assert abs(c["p"] - ref.pvalue) < 1e-12 and c["u"] == ref.statistic
+    fields = {a["key"]: a for a in results["agreement"]}
+    assert fields["erkannt"]["statistics"]["quadratic_kappa"]["value"] == 1.0
+    assert "Länge" in fields["tags"]["options"]
+    assert [m["label"] for m in results["multi_choice"]] == ["Weitere Unterschiede"]
+    report = (tmp_path / "report.html").read_text(encoding="utf-8")
+    for words in ("Unterschied erkannt", "Weitere Unterschiede", "Mann-Whitney U", "Erwähnt Geschlecht"):
+        assert words in report
