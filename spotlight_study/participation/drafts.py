@@ -1,6 +1,7 @@
 """Drafts: what a participant typed, kept on their row for the page's next GET.
 
-Two kinds, both ``Participant.draft = {"token": step token of the page, "data": {field: value}}``:
+Two kinds, both ``Participant.draft = {"token": step token of the page, "data": {field: value},
+"mark": writer.seq}`` (the mark: :mod:`.draft_marks`; a draft of an earlier draft.js has none):
 
 - a **refused** draft (:func:`draft_save`): the fields of a refused form (empty or too long
   answer, incomplete survey), written by the step POST on a row it has locked; its page shows
@@ -24,6 +25,7 @@ from django.utils import timezone
 
 from spotlight_study.studies.plan import StudyPlan
 
+from .draft_marks import MARK_FIELD, draft_mark_of, server_draft_mark
 from .errors import ForeignDraft, InvalidDraft
 from .models import Participant
 from .services import step_token_of
@@ -35,7 +37,7 @@ DRAFT_NUL = "\ufdd0"
 #: The steps whose page has something to type or choose.
 TYPED_STEPS = (Participant.Step.TRAINING, Participant.Step.TASK, Participant.Step.SURVEY)
 #: Fields every draft request carries besides the page's own.
-_CARRIED = frozenset({"csrfmiddlewaretoken", "token"})
+_CARRIED = frozenset({"csrfmiddlewaretoken", "token", MARK_FIELD})
 #: The survey comment's limit (``SurveyForm.comment``).
 COMMENT_MAX_CHARS = 5000
 
@@ -60,9 +62,10 @@ def draft_save(*, participant: Participant, token: str, data: dict[str, str]) ->
 
     ``data`` is ``{field name: submitted value}``; the page's next GET shows it with its errors
     (see ``Participant.draft``). NUL is stored as :data:`DRAFT_NUL` and :func:`draft_data` gives
-    it back.
+    it back. The draft gets a mark of the server's own (:func:`.draft_marks.server_draft_mark`),
+    so no tab's copy of older text is put back over it.
     """
-    participant.draft = {"token": token, "data": _stored(data)}
+    participant.draft = {"token": token, "data": _stored(data), "mark": server_draft_mark()}
     participant_save(participant, ["draft", "updated_at"])
 
 
@@ -104,7 +107,7 @@ def typed_draft_fields(
     """Check a typed draft of page ``token``; return ``(step, task_index, {field: value})``.
 
     ``fields`` is the request's form (a ``QueryDict``, or a dict of lists): besides
-    ``csrfmiddlewaretoken`` and ``token``, only the page's own fields, each at most once: on a
+    ``csrfmiddlewaretoken``, ``token`` and ``draft_mark`` (checked by :func:`typed_draft_save`), only the page's own fields, each at most once: on a
     task page its answer box (``answer_<position>``, at most ``plan.max_answer_chars``
     characters), on the survey its radio buttons (a value of their scale) and ``comment`` (at
     most 5,000 characters). Raises :class:`~.errors.InvalidDraft` (400) for a malformed token,
@@ -156,7 +159,9 @@ def typed_draft_save(*, plan: StudyPlan, participant_id: int, token: str, fields
     """Keep what the participant has typed so far on the page ``token``; whether it was kept.
 
     ``fields`` as for :func:`typed_draft_fields`, which checks them first (raising
-    :class:`~.errors.InvalidDraft` or :class:`~.errors.ForeignDraft`; nothing is stored then).
+    :class:`~.errors.InvalidDraft` or :class:`~.errors.ForeignDraft`; nothing is stored then),
+    and its ``draft_mark`` (:func:`.draft_marks.draft_mark_of`, also ``InvalidDraft``), kept with
+    the draft when given.
     The draft replaces the participant's draft in one ``UPDATE`` that matches only while they
     are in progress in ``plan``'s study on the token's step: ``False`` (nothing changed) for a
     stale page, a page submitted meanwhile, an ended participant or one that no longer exists.
@@ -170,9 +175,13 @@ def typed_draft_save(*, plan: StudyPlan, participant_id: int, token: str, fields
     step, task_index, data = typed_draft_fields(
         plan=plan, participant_id=participant_id, token=token, fields=fields
     )
+    draft = {"token": token, "data": _stored(data), "typed": True}
+    mark = draft_mark_of(fields)
+    if mark is not None:
+        draft["mark"] = mark
     changed = typed_draft_saved(
         values={
-            "draft": {"token": token, "data": _stored(data), "typed": True},
+            "draft": draft,
             "updated_at": timezone.now(),
         },
         where={
