@@ -46,6 +46,33 @@ def stored_draft(participant: Participant, *, contains: str, timeout_s: float = 
         time.sleep(0.05)
 
 
+#: An init script that records when the page last saw an input event (``window.__lastInputAt``,
+#: ``performance.now()`` in ms), for :func:`reload_at_once`. Added by a test, not by the app.
+LAST_INPUT_SCRIPT = """
+document.addEventListener("input", () => { window.__lastInputAt = performance.now(); }, true);
+"""
+# In one task of the page: the draft's state ("typing": the text was not sent yet, draft.js waits
+# 1 s after the last keystroke), the ms since the last keystroke, then the reload.
+_RELOAD_NOW = """() => {
+    const form = document.querySelector("form[data-draft]");
+    const state = form ? form.getAttribute("data-draft-state") : null;
+    const gap = performance.now() - (window.__lastInputAt === undefined ? NaN : window.__lastInputAt);
+    location.reload();
+    return [state, gap];
+}"""
+
+
+def reload_at_once(page: Page) -> tuple[str | None, float]:
+    """Reload the page from its own script, at once, and wait for the new page's load event.
+
+    Returns the draft's state when the reload began (``"typing"``: the last text was not sent
+    yet) and the ms since the last input event (NaN without :data:`LAST_INPUT_SCRIPT`).
+    """
+    with page.expect_navigation(wait_until="load"):
+        state, gap = page.evaluate(_RELOAD_NOW)
+    return state, float("nan") if gap is None else gap
+
+
 def tab_copies(page: Page) -> dict[str, str]:
     """The draft copies in the page's sessionStorage: ``{key: stored JSON text}``."""
     return page.evaluate(

@@ -16,7 +16,7 @@ from spotlight_study.participation.models import Participant, TaskResponse
 from ..security.conftest import _start_server, procfile_web_command
 from .conftest import DEMO_STUDY_FILE
 from .contexts import close_context
-from .drafts import box, draft_ready, stored_draft
+from .drafts import LAST_INPUT_SCRIPT, box, draft_ready, reload_at_once, stored_draft
 from .participant import enter, expect_task, to_training
 
 pytestmark = pytest.mark.browser
@@ -29,21 +29,6 @@ TRIES = 20
 MAX_ATTEMPTS = 40
 RELOAD_WITHIN_MS = 100
 PHONE = {"width": 390, "height": 844}
-
-# Records when the page last saw an input event, so that the reload can report its distance from
-# the last keystroke (performance.now(), ms). Added by the test, not the app.
-_LAST_INPUT_SCRIPT = """
-document.addEventListener("input", () => { window.__lastInputAt = performance.now(); }, true);
-"""
-# In one task of the page: the draft's state (still "typing" means the text was not sent yet,
-# draft.js waits 1 s after the last keystroke), the ms since the last keystroke, then the reload.
-_RELOAD_NOW = """() => {
-    const state = document.querySelector("form[data-draft]").getAttribute("data-draft-state");
-    const gap = performance.now() - window.__lastInputAt;
-    location.reload();
-    return [state, gap];
-}"""
-
 
 @pytest.fixture
 def two_worker_uwsgi(transactional_db, tmp_path):
@@ -64,7 +49,7 @@ def test_text_typed_right_before_a_reload_comes_back_whole_20_of_20(browser, two
     server, study = two_worker_uwsgi
     context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
     context.set_default_timeout(15_000)
-    context.add_init_script(_LAST_INPUT_SCRIPT)
+    context.add_init_script(LAST_INPUT_SCRIPT)
     try:
         page = context.new_page()
         pid = enter(page, server.url, study.slug)
@@ -82,8 +67,7 @@ def test_text_typed_right_before_a_reload_comes_back_whole_20_of_20(browser, two
             box(page).focus()
             page.keyboard.press("Control+End")  # type at the end, as a participant goes on writing
             box(page).press_sequentially(chunk, delay=10)
-            with page.expect_navigation(wait_until="load"):
-                state, gap = page.evaluate(_RELOAD_NOW)
+            state, gap = reload_at_once(page)
             draft_ready(page)
             shown = box(page).input_value()
             if state != "typing" or gap > RELOAD_WITHIN_MS:
