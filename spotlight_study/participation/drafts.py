@@ -1,6 +1,7 @@
 """Drafts: what a participant typed, kept on their row for the page's next GET.
 
-Two kinds, both ``Participant.draft = {"token": step token of the page, "data": {field: value}}``:
+Two kinds, both ``Participant.draft = {"token": step token of the page, "data": {field: value},
+"mark": writer.seq}`` (the mark: :mod:`.draft_marks`; a draft of an earlier draft.js has none):
 
 - a **refused** draft (:func:`draft_save`): the fields of a refused form (empty or too long
   answer, incomplete survey), written by the step POST on a row it has locked; its page shows
@@ -27,6 +28,7 @@ from django.utils import timezone
 
 from spotlight_study.studies.plan import StudyPlan
 
+from .draft_marks import MARK_FIELD, draft_mark_of
 from .errors import ForeignDraft, InvalidDraft
 from .models import Participant
 from .services import step_token_of
@@ -40,7 +42,7 @@ __all__ = [
 ]
 
 #: Fields every draft request carries besides the page's own.
-_CARRIED = frozenset({"csrfmiddlewaretoken", "token"})
+_CARRIED = frozenset({"csrfmiddlewaretoken", "token", MARK_FIELD})
 #: The survey comment's limit (``SurveyForm.comment``).
 COMMENT_MAX_CHARS = 5000
 
@@ -83,7 +85,7 @@ def typed_draft_fields(
     """Check a typed draft of page ``token``; return ``(step, task_index, {field: value})``.
 
     ``fields`` is the request's form (a ``QueryDict``, or a dict of lists): besides
-    ``csrfmiddlewaretoken`` and ``token``, only the page's own fields, each at most once: on a
+    ``csrfmiddlewaretoken``, ``token`` and ``draft_mark`` (checked by :func:`typed_draft_save`), only the page's own fields, each at most once: on a
     task page its answer box (``answer_<position>``, at most ``plan.max_answer_chars``
     characters), on the survey its radio buttons (a value of their scale) and ``comment`` (at
     most 5,000 characters). Raises :class:`~.errors.InvalidDraft` (400) for a malformed token,
@@ -137,7 +139,9 @@ def typed_draft_save(*, plan: StudyPlan, participant_id: int, token: str, fields
     """Keep what the participant has typed so far on the page ``token``; whether it was kept.
 
     ``fields`` as for :func:`typed_draft_fields`, which checks them first (raising
-    :class:`~.errors.InvalidDraft` or :class:`~.errors.ForeignDraft`; nothing is stored then).
+    :class:`~.errors.InvalidDraft` or :class:`~.errors.ForeignDraft`; nothing is stored then),
+    and its ``draft_mark`` (:func:`.draft_marks.draft_mark_of`, also ``InvalidDraft``), kept with
+    the draft when given.
     The draft replaces the participant's draft in one ``UPDATE`` that matches only while they
     are in progress in ``plan``'s study on the token's step: ``False`` (nothing changed) for a
     stale page, a page submitted meanwhile, an ended participant or one that no longer exists.
@@ -151,9 +155,13 @@ def typed_draft_save(*, plan: StudyPlan, participant_id: int, token: str, fields
     step, task_index, data = typed_draft_fields(
         plan=plan, participant_id=participant_id, token=token, fields=fields
     )
+    draft = {"token": token, "data": draft_stored(data), "typed": True}
+    mark = draft_mark_of(fields)
+    if mark is not None:
+        draft["mark"] = mark
     changed = typed_draft_saved(
         values={
-            "draft": {"token": token, "data": draft_stored(data), "typed": True},
+            "draft": draft,
             "updated_at": timezone.now(),
         },
         where={

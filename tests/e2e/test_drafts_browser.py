@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -17,6 +16,7 @@ from playwright.sync_api import Page, expect
 from spotlight_study.participation.models import Participant, SurveyAnswer, TaskResponse
 
 from .contexts import close_context
+from .drafts import box, draft_ready, saved, stored_draft
 from .participant import expect_task, fill_survey, hex24, submit, to_training
 
 pytestmark = pytest.mark.browser
@@ -27,33 +27,6 @@ pytestmark = pytest.mark.browser
 CHROMIUM_EXTRA_ARGS = ["--disable-features=SpareRendererForSitePerProcess"]
 
 TYPED = "In group 2 the people go fishing at night, under the stars"
-
-
-def _box(page: Page):
-    return page.locator("form textarea")
-
-
-def _draft_ready(page: Page) -> None:
-    """Wait until draft.js runs on the page (it marks the form ``data-draft-state``)."""
-    expect(page.locator("form[data-draft-state]")).to_have_count(1)
-
-
-def _saved(page: Page) -> None:
-    """Wait until the page's last draft was kept by the server (204)."""
-    expect(page.locator("form[data-draft-state=saved]")).to_have_count(1)
-
-
-def _stored_draft(participant: Participant, *, contains: str, timeout_s: float = 10.0) -> dict:
-    """Poll the participant's row until its draft holds ``contains``; return the draft."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        participant.refresh_from_db()
-        data = (participant.draft or {}).get("data") or {}
-        if any(contains in v for v in data.values()):
-            return participant.draft
-        if time.monotonic() > deadline:
-            raise AssertionError(f"no draft with {contains!r}; the row holds {participant.draft!r}")
-        time.sleep(0.05)
 
 
 def _entry_url(base_url: str, slug: str) -> tuple[str, str]:
@@ -68,24 +41,24 @@ def _at_training(page: Page, base_url: str, slug: str) -> tuple[str, Participant
     page.goto(url)
     expect(page.get_by_role("heading", name="Consent")).to_be_visible()
     to_training(page)
-    _draft_ready(page)
+    draft_ready(page)
     return url, Participant.objects.get(prolific_pid=pid)
 
 
 def test_typed_text_is_back_after_a_reload_and_back_forward(page, live_server, live_demo_study):
     """Type, wait, then reload (and Back, Forward): the text is there, and no answer is stored."""
     url, participant = _at_training(page, live_server.url, live_demo_study.slug)
-    _box(page).press_sequentially(TYPED, delay=5)
-    _saved(page)
+    box(page).press_sequentially(TYPED, delay=5)
+    saved(page)
     page.reload()
     expect_task(page, "Instructions, step 2 of 2")
-    expect(_box(page)).to_have_value(TYPED)
+    expect(box(page)).to_have_value(TYPED)
     page.go_back()
     expect_task(page, "Instructions, step 2 of 2")
-    expect(_box(page)).to_have_value(TYPED)
+    expect(box(page)).to_have_value(TYPED)
     page.go_forward()
     expect_task(page, "Instructions, step 2 of 2")
-    expect(_box(page)).to_have_value(TYPED)
+    expect(box(page)).to_have_value(TYPED)
     # flow.js's counter counts the restored text.
     expect(page.locator("#answer-counter")).to_have_text(f"{len(TYPED):,} of at most 5,000 characters.")
     participant.refresh_from_db()
@@ -99,16 +72,16 @@ def test_typed_text_is_back_after_closing_the_tab_and_opening_the_link_again(
     """Type, close the page at once (no pause: the page's close sends it), open the entry link
     again in a fresh browser context: the text is there, from the server."""
     url, participant = _at_training(page, live_server.url, live_demo_study.slug)
-    _box(page).fill(TYPED)
+    box(page).fill(TYPED)
     page.close()
-    _stored_draft(participant, contains=TYPED)
+    stored_draft(participant, contains=TYPED)
 
     context = browser.new_context()
     try:
         again = context.new_page()
         again.goto(url)
         expect_task(again, "Instructions, step 2 of 2")
-        expect(_box(again)).to_have_value(TYPED)
+        expect(box(again)).to_have_value(TYPED)
     finally:
         close_context(context)
 
@@ -148,9 +121,9 @@ def test_typed_text_survives_a_frozen_then_discarded_tab(browser, live_server, l
         url, participant = _at_training(page, live_server.url, live_demo_study.slug)
         ours = _renderer_pids(browser) - before
         assert ours, "the new context's page got no renderer of its own"
-        _box(page).fill(TYPED)
-        _saved(page)
-        _box(page).press_sequentially(", and more just before the freeze", delay=5)
+        box(page).fill(TYPED)
+        saved(page)
+        box(page).press_sequentially(", and more just before the freeze", delay=5)
         cdp = context.new_cdp_session(page)
         cdp.send("Page.setWebLifecycleState", {"state": "frozen"})
         state = page.evaluate(
@@ -161,7 +134,7 @@ def test_typed_text_survives_a_frozen_then_discarded_tab(browser, live_server, l
         )
         assert state in ("saving", "saved"), state
         full = TYPED + ", and more just before the freeze"
-        draft = _stored_draft(participant, contains=full)
+        draft = stored_draft(participant, contains=full)
         assert draft["data"] == {"answer_0": full}
         with page.expect_event("crash"):
             for pid in ours:
@@ -169,7 +142,7 @@ def test_typed_text_survives_a_frozen_then_discarded_tab(browser, live_server, l
         again = context.new_page()
         again.goto(url)
         expect_task(again, "Instructions, step 2 of 2")
-        expect(_box(again)).to_have_value(full)
+        expect(box(again)).to_have_value(full)
     finally:
         close_context(context)
 
@@ -179,37 +152,37 @@ def test_two_tabs_the_later_draft_wins_and_no_saved_answer_changes(page, live_se
     typing changes neither the saved answer nor the next task's draft, and shows no error."""
     url, participant = _at_training(page, live_server.url, live_demo_study.slug)
     first = page
-    _box(first).fill("typed in the first tab")
-    _saved(first)
+    box(first).fill("typed in the first tab")
+    saved(first)
     second = first.context.new_page()
     second.goto(first.url)
     expect_task(second, "Instructions, step 2 of 2")
-    _draft_ready(second)
-    expect(_box(second)).to_have_value("typed in the first tab")
-    _box(second).fill(TYPED + " (second tab, later)")
-    _saved(second)
+    draft_ready(second)
+    expect(box(second)).to_have_value("typed in the first tab")
+    box(second).fill(TYPED + " (second tab, later)")
+    saved(second)
     # The first tab, hidden and shown again or reloaded, never sends its older text back.
     first.reload()
     expect_task(first, "Instructions, step 2 of 2")
-    expect(_box(first)).to_have_value(TYPED + " (second tab, later)")
+    expect(box(first)).to_have_value(TYPED + " (second tab, later)")
 
     submit(first)
     expect_task(first, "Task 1 of 2")
-    _draft_ready(first)
-    _box(first).fill("the first task, typed")
-    _saved(first)
+    draft_ready(first)
+    box(first).fill("the first task, typed")
+    saved(first)
     # The second tab still shows the training page; its typing now belongs to a submitted page.
-    _box(second).fill("the second tab goes on typing on the training page")
+    box(second).fill("the second tab goes on typing on the training page")
     expect(second.locator("form[data-draft-state=stale]")).to_have_count(1)
     expect(second.locator(".messages, .errorlist, [role=alert]")).to_have_count(0)
     second.close()  # its close sends nothing more
 
     training = TaskResponse.objects.get(participant=participant, position=0)
     assert training.answer == TYPED + " (second tab, later)"
-    draft = _stored_draft(participant, contains="the first task, typed")
+    draft = stored_draft(participant, contains="the first task, typed")
     assert draft["data"] == {"answer_1": "the first task, typed"}
     first.reload()
-    expect(_box(first)).to_have_value("the first task, typed")
+    expect(box(first)).to_have_value("the first task, typed")
 
 
 def test_survey_comment_and_a_choice_are_back_after_a_reload(page, live_server, live_demo_study):
@@ -221,14 +194,14 @@ def test_survey_comment_and_a_choice_are_back_after_a_reload(page, live_server, 
         ("Task 2 of 2", "Group 1 grows maize and beans, group 2 wheat and apples."),
     ):
         expect_task(page, progress)
-        _box(page).fill(text)
+        box(page).fill(text)
         submit(page)
     expect(page.get_by_role("heading", name="A few questions about the tasks")).to_be_visible()
-    _draft_ready(page)
+    draft_ready(page)
     items = page.locator(".survey .item")
     items.nth(2).locator("input[type=radio]").nth(3).check()
     page.locator("textarea[name=comment]").fill("The second text was hard to read.")
-    _saved(page)
+    saved(page)
     page.reload()
     expect(page.get_by_role("heading", name="A few questions about the tasks")).to_be_visible()
     expect(page.locator(".survey input[type=radio]:checked")).to_have_count(1)

@@ -51,15 +51,16 @@ def serve_sh_server_command() -> str:
     return lines[0].removeprefix("exec ").strip()
 
 
-def _start_server(command: str, tmp_path: Path) -> Server:
+def _start_server(command: str, tmp_path: Path, *, web_concurrency: int = 1) -> Server:
     """Run the shell ``command`` with ``PORT`` set to a free port, production settings (DEBUG
-    off) and the test database; wait until it answers."""
+    off), ``web_concurrency`` uWSGI worker processes (``WEB_CONCURRENCY``) and the test
+    database; wait until it answers."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"}
     env.update(
         {
             "PORT": str(port),
-            "WEB_CONCURRENCY": "1",
+            "WEB_CONCURRENCY": str(web_concurrency),
             "DEBUG": "false",
             "ALLOWED_HOSTS": "127.0.0.1",
             "DATABASE_URL": database_url_for_subprocess(),

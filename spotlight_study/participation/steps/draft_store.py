@@ -9,6 +9,7 @@ so they live above it and this below.
 """
 from __future__ import annotations
 
+from ..draft_marks import server_draft_mark
 from ..models import Participant
 from .statements import participant_save
 
@@ -37,7 +38,8 @@ def draft_save(*, participant: Participant, token: str, data: dict[str, str]) ->
 
     ``data`` is ``{field name: submitted value}``; the page's next GET shows it with its errors
     (see ``Participant.draft``). NUL is stored as :data:`DRAFT_NUL` and :func:`draft_data` gives
-    it back.
+    it back. The draft gets a mark of the server's own
+    (:func:`..draft_marks.server_draft_mark`), so no tab's copy of older text is put back over it.
     """
-    participant.draft = {"token": token, "data": draft_stored(data)}
+    participant.draft = {"token": token, "data": draft_stored(data), "mark": server_draft_mark()}
     participant_save(participant, ["draft", "updated_at"])

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from spotlight_study.studies.plan import study_plan
 
+from ..draft_marks import page_draft_mark
 from . import draft_store as drafts
 from ..errors import InvalidAnswer, StaleStep
 from ..models import Participant
@@ -53,7 +54,8 @@ def page(
 
     The context holds ``study`` (the plan), ``participant``, ``form`` (restoring the page's
     kept draft, refused or typed, if any), ``place`` (:func:`.place.page_place`),
-    ``place_note`` (:func:`.place.place_note_pattern`, in the active language) and the
+    ``place_note`` (:func:`.place.place_note_pattern`, in the active language),
+    ``draft_mark`` (:func:`..draft_marks.page_draft_mark`) and the
     step's own context (which gives ``draft_url``, where ``static/js/draft.js`` sends typed
     drafts, on the pages that have something to type). A task page records its serving (the
     one write a GET makes).
@@ -75,6 +77,9 @@ def page(
         "place": page_place(participant) if spec.save is not None else None,
         # How flow.js words the Back/Forward note, in the page's language.
         "place_note": place_note_pattern(),
+        # Which writer stored the page's draft: draft.js puts its tab copy back only over one
+        # the copy supersedes (draft_marks.py).
+        "draft_mark": page_draft_mark(participant.draft, token),
     }
     ctx.update(spec.context(turn, form))
     return spec.template, ctx
