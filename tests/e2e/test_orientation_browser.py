@@ -38,7 +38,10 @@ def test_back_after_task_1_says_it_is_saved_and_which_task_this_is(page, live_se
     # Chromium would restore the old entry's scroll position (at its submit button): the note
     # must be where the participant looks, not above the fold.
     page.wait_for_load_state("load")
-    page.wait_for_timeout(300)
+    # The page turned the browser's scroll restoration off on its first visit; a restored scroll
+    # would be applied at load, so two frames drawn after load show where the page ends up.
+    assert page.evaluate("history.scrollRestoration") == "manual"
+    page.evaluate("() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")
     expect(page.locator(NOTE)).to_be_in_viewport()
     assert page.url == step_url  # no marker in the address: the place stays in history.state
     page.reload()

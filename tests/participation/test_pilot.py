@@ -1,7 +1,6 @@
 """manage.py pilot: simulated participants through the real flow, kept apart from real ones."""
 import csv
 import io
-from datetime import timedelta
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -30,8 +29,8 @@ def _rows(path):
 
 def test_pilot_goes_through_the_flow_with_varied_answers_times_and_checks(demo_study):
     """A pilot of 20 completes the flow with varied answers, plausible times, surveys and failed checks."""
-    before = timezone.now()
     call_command("pilot", demo_study.slug, "--participants", "20", "--seed", "7")
+    after = timezone.now()
     pilots = list(Participant.objects.filter(study=demo_study))
     assert len(pilots) == 20 and all(p.is_pilot for p in pilots)
     completed = [p for p in pilots if p.status == Participant.Status.COMPLETED]
@@ -51,7 +50,7 @@ def test_pilot_goes_through_the_flow_with_varied_answers_times_and_checks(demo_s
     naming = [r for r in main if any(f'"{t}"' in r.answer for t in targets[r.setting.key])]
     assert 0 < len(naming) < len(main)
     for r in TaskResponse.objects.filter(answered_at__isnull=False):
-        assert r.served_at < r.answered_at <= before + timedelta(seconds=5)
+        assert r.served_at < r.answered_at <= after  # never dated after the pilot ended
         assert 500 <= r.time_on_task_ms <= 10 * 60 * 1000
         assert r.time_on_task_ms == int((r.answered_at - r.served_at).total_seconds() * 1000)
     for p in completed:
