@@ -9,6 +9,7 @@ processor (session, user, messages) can fail or leak into an error page.
 from __future__ import annotations
 
 import logging
+from typing import Callable
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
@@ -66,9 +67,39 @@ def error_context(path: str) -> dict:
     return {"area": area, "home_url": home_url}
 
 
+#: Finds the language of the study a participant URL belongs to (``"/s/<slug>/..."`` -> ``"de"``),
+#: or ``None``; registered by the participation app (this kernel module cannot import studies).
+_path_language: Callable[[str], str | None] | None = None
+
+
+def path_language_register(find: Callable[[str], str | None]) -> None:
+    """Register ``find(path) -> language code | None``: the language of the study a participant
+    URL belongs to, for an error page that no participant view reached (an address under
+    ``/s/<slug>/`` that no page has). ``find`` may query the database; if it raises, the page
+    is shown in the site's default language."""
+    global _path_language
+    _path_language = find
+
+
+def _language(request: HttpRequest) -> str:
+    """The error page's language: the study's when a participant view had noted it, else the
+    study's that the participant URL names, else the site's default."""
+    noted = getattr(request, STUDY_LANGUAGE_ATTRIBUTE, None)
+    if noted:
+        return noted
+    if _path_language is not None and url_area(request.path) == PARTICIPANT:
+        try:
+            found = _path_language(request.path)
+        except Exception:  # noqa: BLE001 - an error page must not fail on its language
+            logger.warning("The study language of an error page could not be found", exc_info=True)
+            found = None
+        if found:
+            return found
+    return translation.get_language()
+
+
 def _page(request: HttpRequest, status: int, **extra) -> HttpResponse:
-    # The study's language when a participant view had found it; else the site's default.
-    language = getattr(request, STUDY_LANGUAGE_ATTRIBUTE, None) or translation.get_language()
+    language = _language(request)
     try:
         with translation.override(language):
             html = render_to_string(f"{status}.html", {**error_context(request.path), **extra})
