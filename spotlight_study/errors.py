@@ -81,6 +81,32 @@ def path_language_register(find: Callable[[str], str | None]) -> None:
     _path_language = find
 
 
+#: Per area, a function that may keep what a form refused by the CSRF check carried (see
+#: :func:`csrf_failure_keeper_register`).
+_csrf_keepers: dict[str, Callable[[HttpRequest, str], HttpResponse | None]] = {}
+
+
+def csrf_failure_keeper_register(area: str, keeper: Callable[[HttpRequest, str], HttpResponse | None]) -> None:
+    """Register ``keeper(request, reason)`` for the CSRF failures of ``area`` (``"annotator"``):
+    it returns a response that keeps the refused form's data for the person (the annotation app
+    puts an annotator's unsaved choice back into the form), or ``None`` for the plain
+    out-of-date page. Registered by an app's ``ready()``: the failure view cannot import it."""
+    _csrf_keepers[area] = keeper
+
+
+def csrf_failure_kept(request: HttpRequest, reason: str) -> HttpResponse | None:
+    """The registered keeper's response for a CSRF failure on ``request``'s area, or ``None``
+    (no keeper, nothing kept, or the keeper failed: the plain page is then the answer)."""
+    keeper = _csrf_keepers.get(url_area(request.path))
+    if keeper is None:
+        return None
+    try:
+        return keeper(request, reason)
+    except Exception:  # noqa: BLE001 - the plain out-of-date page is better than a 500
+        logger.exception("Keeping the data of a form refused by the CSRF check failed")
+        return None
+
+
 def _language(request: HttpRequest) -> str:
     """The error page's language: the study's when a participant view had noted it, else the
     study's that the participant URL names, else the site's default."""

@@ -10,8 +10,12 @@ class AnnotationConfig(AppConfig):
 
     def ready(self) -> None:
         # The Prolific review cannot import this app; it asks the sources registered here.
+        from spotlight_study.errors import ANNOTATOR, csrf_failure_keeper_register
         from spotlight_study.participation.review_evidence import exclusion_source_register
 
         from .exclusions import participant_final_exclusions
+        from .kept_choice import kept_choice_on_csrf_failure
 
         exclusion_source_register(participant_final_exclusions)
+        # A label form refused by the CSRF check comes back filled in (kept_choice.py).
+        csrf_failure_keeper_register(ANNOTATOR, kept_choice_on_csrf_failure)

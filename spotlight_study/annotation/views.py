@@ -48,6 +48,7 @@ from .errors import (
     StaleLabel,
 )
 from .forms import LabelForm, MachineAcceptanceForm
+from .kept_choice import kept_choice_pop
 from .label_versions import label_versions
 from .machine_agreement import machine_models, machine_overview
 from .models import LABEL_FIELDS, Annotation, Exclusion, FinalLabel, Item
@@ -190,7 +191,9 @@ def item_page(request: HttpRequest, slug: str, item_id: str) -> HttpResponse:
     own = selectors.own_annotation(item=item, annotator=request.user)
     initial = LabelForm.initial_from(own.label_dict() if own else None)
     initial["base_revision"] = own.revision if own else 0
-    form = LabelForm(request.POST or None, codebook=blind.codebook, initial=initial)
+    # A choice refused by the CSRF check comes back once, unsaved (kept_choice.py).
+    data = request.POST if request.method == "POST" else kept_choice_pop(request)
+    form = LabelForm(data or None, codebook=blind.codebook, initial=initial)
     status_code = 200
     conflict = None
     if request.method == "POST":
@@ -330,7 +333,7 @@ def adjudicate(request: HttpRequest, slug: str, item_id: str) -> HttpResponse:
     final = selectors.human_final(FinalLabel.objects.filter(item=item).first())
     agreed, disagree = selectors.agreed_initial(item=item)
     form = LabelForm(
-        request.POST or None,
+        (request.POST if request.method == "POST" else kept_choice_pop(request)) or None,
         codebook=blind.codebook,
         initial=LabelForm.initial_from(final.label_dict()) if final else agreed,
     )
