@@ -1,6 +1,7 @@
 """manage.py pilot: simulated participants through the real flow, kept apart from real ones."""
 import csv
 import io
+import re
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -17,6 +18,7 @@ from spotlight_study.participation.selectors import cell_counts
 from spotlight_study.participation.services import instruction_check_passes
 from spotlight_study.studies.models import Study
 from spotlight_study.studies.selectors import main_settings, training_setting
+from spotlight_study.studies.services import study_import
 
 from ..annotation.conftest import label, make_user
 from ..conftest import Walker
@@ -157,3 +159,27 @@ def test_small_pilot_runs_go_on_through_the_profiles(demo_study):
     second = pilot_run(study=demo_study, participants=5, seed=2)
     assert (first.in_progress, second.in_progress) == (0, 1)
     assert (first.failed_check, second.failed_check) == (1, 0)
+
+
+#: Words only the English answers use, and words each language's answers use.
+_ENGLISH_WORDS = re.compile(r"\b(the|group|groups|texts|difference|same|more|than)\b", re.IGNORECASE)
+_OWN_WORDS = {"de": re.compile(r"\bGruppen?\b"), "es": re.compile(r"\bgrupos?\b", re.IGNORECASE),
+              "fr": re.compile(r"\bgroupes?\b", re.IGNORECASE)}
+
+
+@pytest.mark.parametrize("code", ["de", "es", "fr"])
+def test_a_pilot_of_a_german_spanish_or_french_study_answers_in_its_language(db, demo_data, code):
+    """Simulated answers, training answers and survey comments of a study in German (Spanish,
+    French) are written in that language; the instruction check still passes and fails as planned."""
+    study = study_import(data={**demo_data, "slug": f"pilot-{code}", "language": code})
+    call_command("pilot", study.slug, "--participants", "20", "--seed", "7")
+    shown = {t for s in main_settings(study) for t in [*s.group1_texts, *s.group2_texts]}
+    answers = [a for a in TaskResponse.objects.filter(participant__study=study, answered_at__isnull=False)
+               .values_list("answer", flat=True) if a not in shown]  # the paster pastes a shown text
+    comments = [c for c in Participant.objects.filter(study=study).values_list("comment", flat=True) if c]
+    assert len(answers) >= 40 and comments
+    for text in answers + comments:
+        assert not _ENGLISH_WORDS.search(text), text
+    assert all(_OWN_WORDS[code].search(text) for text in answers), answers
+    pilots = Participant.objects.filter(study=study)
+    assert sum(1 for p in pilots if p.instruction_check_passed is False) == 2
