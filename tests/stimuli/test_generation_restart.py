@@ -49,7 +49,7 @@ def test_killed_generation_continues_after_restart(openai_settings, openai_serve
     requests_before = openai_server.count
 
     # Once the dead run stops reporting (2 s here), any runner may continue the job.
-    wait_for(lambda: not GenerationJob.objects.filter(pk=job.pk, heartbeat_at__gt=_seconds_ago(2.2)).exists(), timeout_s=10, what="staleness")
+    wait_for(lambda: not GenerationJob.objects.filter(pk=job.pk, heartbeat_at__gt=_seconds_ago(2.2)).exists(), timeout_s=60, what="staleness")
     second = manage("run_stimulus_jobs", env=env)
     second_log, _ = second.communicate(timeout=120)
     assert second.returncode == 0, second_log

@@ -102,7 +102,7 @@ def test_generation_runs_in_the_background_in_the_embedded_default(staff_client,
     assert job.status in (JobStatus.QUEUED, JobStatus.RUNNING) and job.done == 0
     assert not Output.objects.filter(stimulus_set=job.stimulus_set).exists()
     openai_server.release()
-    wait_for(lambda: GenerationJob.objects.get(pk=job.pk).status == JobStatus.SUCCEEDED, timeout_s=30, what="the job")
+    wait_for(lambda: GenerationJob.objects.get(pk=job.pk).status == JobStatus.SUCCEEDED, timeout_s=60, what="the job")
     page = staff_client.get(response.url).content.decode()
     assert '<span data-field="done">10</span> of <span data-field="total">10</span>' in page
     assert '<span data-field="status">succeeded</span>' in page
