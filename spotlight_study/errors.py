@@ -116,8 +116,9 @@ def _language(request: HttpRequest) -> str:
     if _path_language is not None and url_area(request.path) == PARTICIPANT:
         try:
             found = _path_language(request.path)
-        except Exception:  # noqa: BLE001 - an error page must not fail on its language
-            logger.warning("The study language of an error page could not be found", exc_info=True)
+        except Exception as exc:  # noqa: BLE001 - an error page must not fail on its language
+            # No traceback: during a database outage every such page would log one.
+            logger.warning("The study language of an error page could not be found (%s)", type(exc).__name__)
             found = None
         if found:
             return found

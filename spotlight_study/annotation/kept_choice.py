@@ -26,7 +26,8 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDi
 from django.middleware.csrf import REASON_BAD_ORIGIN
 from django.urls import Resolver404, resolve
 
-#: Session key of the kept fields: ``{"path": str, "fields": list[[name, value]], "at": epoch s}``.
+#: Session key of the kept fields: ``{"path": str, "fields": list[[name, value]], "at": epoch s,
+#: "user": the annotator's id, or None when the session was lost too}``.
 SESSION_KEY = "annotation_kept_choice"
 #: The pages whose refused forms are kept (URL names in ``annotation/urls.py``).
 KEPT_PAGES = ("item", "adjudicate")
@@ -67,7 +68,8 @@ def kept_choice_on_csrf_failure(request: HttpRequest, reason: str) -> HttpRespon
               for value in values]
     if len(fields) > _MAX_FIELDS or sum(len(n) + len(v) for n, v in fields) > _MAX_CHARS:
         return None
-    request.session[SESSION_KEY] = {"path": request.path, "fields": fields, "at": time.time()}
+    user = request.user.pk if getattr(request, "user", None) and request.user.is_authenticated else None
+    request.session[SESSION_KEY] = {"path": request.path, "fields": fields, "at": time.time(), "user": user}
     return HttpResponseRedirect(request.path, status=303)
 
 
@@ -80,6 +82,8 @@ def kept_choice_pop(request: HttpRequest) -> QueryDict | None:
     del request.session[SESSION_KEY]
     if time.time() - float(kept.get("at", 0)) > MAX_AGE_S:
         return None
+    if kept.get("user") not in (None, request.user.pk):
+        return None  # kept for another annotator who used this browser
     data = QueryDict(mutable=True)
     for name, value in kept.get("fields", []):
         data.appendlist(str(name), str(value))
