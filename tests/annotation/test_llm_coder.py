@@ -242,7 +242,7 @@ def test_cancel_stops_a_running_job(llm_settings, coder, demo_data):
         machine_coding_job_cancel(job_id=job.pk)
     finally:
         coder.release()
-        thread.join(timeout=30)
+        thread.join(timeout=60)
     job.refresh_from_db()
     assert job.status == JobStatus.CANCELLED
     assert 1 <= MachineLabel.objects.filter(job=job).count() < 6

@@ -125,7 +125,7 @@ def test_cancel_stops_and_resume_continues_without_duplicates(openai_settings, o
     wait_for(lambda: Output.objects.filter(stimulus_set=job.stimulus_set).count() >= 4, what="some outputs")
     generation_job_cancel(job_id=job.pk)
     openai_server.release()
-    thread.join(timeout=30)
+    thread.join(timeout=60)
     assert not thread.is_alive()
     job.refresh_from_db()
     stored = Output.objects.filter(stimulus_set=job.stimulus_set).count()
@@ -160,7 +160,7 @@ def test_a_second_runner_leaves_a_live_job_alone(openai_settings, openai_server)
     intruder.join(timeout=60)
     assert returned_while_held  # returned at once, while the live run could not move
     assert requests_while_held <= openai_settings.STIMULI_GENERATION_CONCURRENCY  # the live run's only
-    thread.join(timeout=30)
+    thread.join(timeout=60)
     job.refresh_from_db()
     assert job.status == JobStatus.SUCCEEDED and openai_server.count == 12
 
