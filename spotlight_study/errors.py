@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from typing import Callable
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
@@ -74,9 +75,66 @@ def error_context(path: str) -> dict:
     return {"area": area, "home_url": home_url}
 
 
+#: Finds the language of the study a participant URL belongs to (``"/s/<slug>/..."`` -> ``"de"``),
+#: or ``None``; registered by the participation app (this kernel module cannot import studies).
+_path_language: Callable[[str], str | None] | None = None
+
+
+def path_language_register(find: Callable[[str], str | None]) -> None:
+    """Register ``find(path) -> language code | None``: the language of the study a participant
+    URL belongs to, for an error page that no participant view reached (an address under
+    ``/s/<slug>/`` that no page has). ``find`` may query the database; if it raises, the page
+    is shown in the site's default language."""
+    global _path_language
+    _path_language = find
+
+
+#: Per area, a function that may keep what a form refused by the CSRF check carried (see
+#: :func:`csrf_failure_keeper_register`).
+_csrf_keepers: dict[str, Callable[[HttpRequest, str], HttpResponse | None]] = {}
+
+
+def csrf_failure_keeper_register(area: str, keeper: Callable[[HttpRequest, str], HttpResponse | None]) -> None:
+    """Register ``keeper(request, reason)`` for the CSRF failures of ``area`` (``"annotator"``):
+    it returns a response that keeps the refused form's data for the person (the annotation app
+    puts an annotator's unsaved choice back into the form), or ``None`` for the plain
+    out-of-date page. Registered by an app's ``ready()``: the failure view cannot import it."""
+    _csrf_keepers[area] = keeper
+
+
+def csrf_failure_kept(request: HttpRequest, reason: str) -> HttpResponse | None:
+    """The registered keeper's response for a CSRF failure on ``request``'s area, or ``None``
+    (no keeper, nothing kept, or the keeper failed: the plain page is then the answer)."""
+    keeper = _csrf_keepers.get(url_area(request.path))
+    if keeper is None:
+        return None
+    try:
+        return keeper(request, reason)
+    except Exception:  # noqa: BLE001 - the plain out-of-date page is better than a 500
+        logger.exception("Keeping the data of a form refused by the CSRF check failed")
+        return None
+
+
+def _language(request: HttpRequest) -> str:
+    """The error page's language: the study's when a participant view had noted it, else the
+    study's that the participant URL names, else the site's default."""
+    noted = getattr(request, STUDY_LANGUAGE_ATTRIBUTE, None)
+    if noted:
+        return noted
+    if _path_language is not None and url_area(request.path) == PARTICIPANT:
+        try:
+            found = _path_language(request.path)
+        except Exception as exc:  # noqa: BLE001 - an error page must not fail on its language
+            # No traceback: during a database outage every such page would log one.
+            logger.warning("The study language of an error page could not be found (%s)", type(exc).__name__)
+            found = None
+        if found:
+            return found
+    return translation.get_language()
+
+
 def _page(request: HttpRequest, status: int, **extra) -> HttpResponse:
-    # The study's language when a participant view had found it; else the site's default.
-    language = getattr(request, STUDY_LANGUAGE_ATTRIBUTE, None) or translation.get_language()
+    language = _language(request)
     try:
         with translation.override(language):
             html = render_to_string(f"{status}.html", {**error_context(request.path), **extra})

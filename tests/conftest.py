@@ -26,8 +26,11 @@ SHARED_DATA = REPO.parent / "shared" / "data"
 # Hypothesis: in CI every run tries the same examples (derandomized, no example database), so a
 # red CI run is red again on a rerun; locally it explores, and a failure prints the blob that
 # replays it (@reproduce_failure).
-hypothesis.settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
-hypothesis.settings.register_profile("dev", print_blob=True)
+# No wall-clock limits in property tests either: Hypothesis's per-example deadline (200 ms) and
+# its "too slow" health check (data generation timed) fail on a busy machine, not on a bug.
+_NO_CLOCK = {"deadline": None, "suppress_health_check": [hypothesis.HealthCheck.too_slow]}
+hypothesis.settings.register_profile("ci", derandomize=True, database=None, print_blob=True, **_NO_CLOCK)
+hypothesis.settings.register_profile("dev", print_blob=True, **_NO_CLOCK)
 hypothesis.settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 

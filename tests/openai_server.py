@@ -34,6 +34,10 @@ class FakeChatServer:
     int is an HTTP status (200: a normal reply; 429: a rate limit; other >= 400: a server
     error), a str is the reply's content as is (e.g. broken JSON). ``delay_s`` delays every
     answer. ``count``, ``statuses``, ``bodies`` and ``auth_headers`` record every request.
+
+    ``hold(after=n)`` answers the first ``n`` requests and keeps every later one waiting until
+    ``release()``: a test can then act "mid-job" (cancel, kill, a second runner) at a point that
+    does not depend on how fast the machine is, where a delay per answer only makes it likely.
     """
 
     #: ``system_fingerprint`` of every reply.
@@ -49,6 +53,9 @@ class FakeChatServer:
         self.statuses: list[int] = []
         self.bodies: list[dict] = []
         self.auth_headers: list[str] = []
+        self._hold_after: int | None = None
+        self._released = threading.Event()
+        self._released.set()
         self._server = ThreadServer(self._handler())
 
     @property
@@ -62,8 +69,27 @@ class FakeChatServer:
         return self
 
     def stop(self) -> None:
-        """Stop serving and close the socket."""
+        """Stop serving and close the socket (held answers are let go first)."""
+        self.release()
         self._server.stop()
+
+    def hold(self, *, after: int = 0) -> None:
+        """Answer requests up to the ``after``-th (counted over the server's life) and hold every
+        later one, unanswered, until :meth:`release`."""
+        with self.lock:
+            self._hold_after = after
+            self._released.clear()
+
+    def release(self) -> None:
+        """Let every held request (and every later one) be answered."""
+        with self.lock:
+            self._hold_after = None
+            self._released.set()
+
+    def held(self) -> int:
+        """How many requests are past the hold point (waiting, or answered after a release)."""
+        with self.lock:
+            return 0 if self._hold_after is None else max(0, self.count - self._hold_after)
 
     def content(self, body: dict) -> str:
         """The assistant's text for the request ``body`` (a normal reply)."""
@@ -78,15 +104,16 @@ class FakeChatServer:
         completion = len(text.split())
         return {"prompt_tokens": 12, "completion_tokens": completion, "total_tokens": 12 + completion}
 
-    def _record(self, body: dict, auth: str) -> int | str:
-        """Keep the request; the scripted step for it (200 when the script is empty)."""
+    def _record(self, body: dict, auth: str) -> tuple[int | str, bool]:
+        """Keep the request; the scripted step for it (200 when the script is empty), and
+        whether it must wait for :meth:`release`."""
         with self.lock:
             self.count += 1
             self.bodies.append(body)
             self.auth_headers.append(auth)
             step = self.script.pop(0) if self.script else 200
             self.statuses.append(step if isinstance(step, int) else 200)
-            return step
+            return step, self._hold_after is not None and self.count > self._hold_after
 
     def completion(self, body: dict, content: str) -> dict:
         """A Chat Completion with ``content`` as the one choice's message."""
@@ -109,7 +136,9 @@ class FakeChatServer:
 
     def answer(self, body: dict, auth: str) -> tuple[int, dict]:
         """``(status, payload)`` for one request (after it was recorded and delayed)."""
-        step = self._record(body, auth)
+        step, held = self._record(body, auth)
+        if held:
+            self._released.wait(timeout=300)  # a hang guard only: the test releases it
         if self.delay_s:
             time.sleep(self.delay_s)
         if auth != f"Bearer {self.api_key}":
@@ -140,8 +169,11 @@ class FakeChatServer:
                 self.send_header("x-request-id", f"req_{uuid.uuid4().hex[:12]}")
                 if status == 429 or status >= 500:
                     self.send_header("retry-after-ms", str(server.retry_after_ms))
-                self.end_headers()
-                self.wfile.write(body)
+                try:
+                    self.end_headers()
+                    self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client was killed while its request was held
 
             def do_POST(self):
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))

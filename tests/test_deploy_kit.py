@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from .processes import VENV_BIN, run_command, run_python, run_script, start_server
+from .processes import VENV_BIN, run_command, run_python, run_script, start_server, wait_until_ready
 
 # pytest-timeout's 300 s (pyproject.toml) would cut the longer limits these tests give their
 # installs, loads and backups on a busy machine; they keep their own.
@@ -218,12 +218,18 @@ def test_the_web_units_graceful_reload_answers_every_request(scratch_root, tmp_p
 
         prober = threading.Thread(target=probe_loop)
         prober.start()
-        time.sleep(1)
+
+        def probes(at_least: int) -> bool:
+            return len(codes) >= at_least
+
+        # States, not seconds: some answers before the reload, then the reload in the log, then
+        # enough probes after it to span the new binary's start (each waits for its answer).
+        wait_until_ready(lambda: probes(3), timeout_s=90, interval_s=0.1, what="the first probes")
         server.process.send_signal(signal.SIGHUP)
-        deadline = time.monotonic() + 90
-        while "binary reloading uWSGI" not in server.log() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        time.sleep(3)
+        wait_until_ready(lambda: "binary reloading uWSGI" in server.log(), timeout_s=90, what="the reload")
+        reloaded_at = len(codes)
+        wait_until_ready(lambda: probes(reloaded_at + 20), timeout_s=120, interval_s=0.1,
+                         what="probes across the reload")
         after = httpx.get(url, timeout=60)
         stop.set()
         prober.join()

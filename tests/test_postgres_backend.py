@@ -3,7 +3,6 @@ ended is replaced before the request's first query."""
 from __future__ import annotations
 
 import socket
-import time
 
 import pytest
 from django.db import DEFAULT_DB_ALIAS
@@ -11,7 +10,7 @@ from django.db.utils import ConnectionHandler
 
 from spotlight_study.postgres_backend.base import connection_looks_open
 
-from .processes import run_python
+from .processes import run_python, wait_until_ready
 
 ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres"
 
@@ -28,11 +27,17 @@ pytestmark = pytest.mark.skipif(not _reachable(), reason="needs PostgreSQL on 12
 
 
 def _terminate(pid: int) -> None:
+    """End backend ``pid`` and return once it has exited: a backend sends its goodbye (the FATAL
+    message) before it leaves pg_stat_activity, so the client's socket has it by then."""
     import psycopg
 
     with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
         admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
-    time.sleep(0.3)  # the server's goodbye reaches the socket
+
+        def gone() -> bool:
+            return admin.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone() is None
+
+        wait_until_ready(gone, timeout_s=60, interval_s=0.02, what=f"backend {pid} to exit")
 
 
 def _last_query(pid: int) -> str:

@@ -10,9 +10,11 @@ class AnnotationConfig(AppConfig):
 
     def ready(self) -> None:
         # The Prolific review cannot import this app; it asks the sources registered here.
+        from spotlight_study.errors import ANNOTATOR, csrf_failure_keeper_register
         from spotlight_study.participation.review_evidence import exclusion_source_register
 
         from .exclusions import participant_final_exclusions
+        from .kept_choice import kept_choice_on_csrf_failure
 
         exclusion_source_register(participant_final_exclusions)
         # A study-file replace may not drop a codebook field or option that labels hold.
@@ -21,3 +23,5 @@ class AnnotationConfig(AppConfig):
         from .codebook_labels import study_label_values
 
         label_source_register(study_label_values)
+        # A label form refused by the CSRF check comes back filled in (kept_choice.py).
+        csrf_failure_keeper_register(ANNOTATOR, kept_choice_on_csrf_failure)

@@ -51,6 +51,7 @@ from .codebook_agreement import codebook_agreement
 from .codebook_form import label_form
 from .codebook_labels import competing_rows, is_declared, item_fields
 from .forms import LabelForm, MachineAcceptanceForm
+from .kept_choice import kept_choice_pop
 from .label_versions import label_versions
 from .machine_agreement import machine_models, machine_overview
 from .models import Annotation, Exclusion, FinalLabel, Item
@@ -197,7 +198,8 @@ def item_page(request: HttpRequest, slug: str, item_id: str) -> HttpResponse:
         form.initial["base_revision"] = own.revision if own else 0
         return form
 
-    form = make_form(request.POST or None)
+    # A choice refused by the CSRF check comes back once, unsaved (kept_choice.py).
+    form = make_form((request.POST if request.method == "POST" else kept_choice_pop(request)) or None)
     status_code = 200
     conflict = None
     if request.method == "POST":
@@ -337,7 +339,9 @@ def adjudicate(request: HttpRequest, slug: str, item_id: str) -> HttpResponse:
     final = selectors.human_final(FinalLabel.objects.filter(item=item).first())
     agreed, disagree = selectors.agreed_initial(item=item)
     form = label_form(
-        study, item.setting, request.POST or None, codebook=blind.codebook,
+        study, item.setting,
+        (request.POST if request.method == "POST" else kept_choice_pop(request)) or None,
+        codebook=blind.codebook,
         initial_label=final.label_dict() if final else None, initial=agreed,
     )
     status_code = 200

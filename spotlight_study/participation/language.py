@@ -9,10 +9,13 @@ is loaded once per process.
 
 A request that fails after the study is known keeps its language for the error page: the
 views note it on the request (:data:`REQUEST_ATTRIBUTE`), where the error handlers of
-:mod:`spotlight_study.errors` read it.
+:mod:`spotlight_study.errors` read it. An address under ``/s/<slug>/`` that no view answers
+(a 404 before any view ran) gets the study's language from :func:`language_of_study_path`,
+which this app registers with the error handlers.
 """
 from __future__ import annotations
 
+import re
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -21,7 +24,10 @@ from django.utils import translation
 
 from spotlight_study.errors import STUDY_LANGUAGE_ATTRIBUTE as REQUEST_ATTRIBUTE
 from spotlight_study.studies.models import Study
-from spotlight_study.studies.plan import StudyPlan
+from spotlight_study.studies.plan import StudyPlan, study_plan_for_slug
+
+#: The study slug of a participant URL: ``/s/<slug>/...`` (the pattern of ``urls.py``'s ``<slug:slug>``).
+_STUDY_PATH = re.compile(r"^/s/(?P<slug>[-a-zA-Z0-9_]+)(?:/|$)")
 
 
 @contextmanager
@@ -32,3 +38,13 @@ def study_language(request: HttpRequest, plan: StudyPlan | Study) -> Iterator[st
     setattr(request, REQUEST_ATTRIBUTE, plan.language)
     with translation.override(plan.language):
         yield plan.language
+
+
+def language_of_study_path(path: str) -> str | None:
+    """The language code of the study that ``path`` (``/s/<slug>/...``) belongs to, or ``None``
+    for another path or an unknown slug. One query (the compiled plan's id and version)."""
+    match = _STUDY_PATH.match(path)
+    if match is None:
+        return None
+    plan = study_plan_for_slug(match["slug"])
+    return plan.language if plan is not None else None

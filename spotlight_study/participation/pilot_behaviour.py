@@ -1,5 +1,6 @@
 """How simulated pilot participants behave: their profiles and the answers, comments and
-browser telemetry they submit (used by the step specs' pilot hooks, :mod:`.steps`)."""
+browser telemetry they submit (used by the step specs' pilot hooks, :mod:`.steps`). What they
+write is in the study's language (:mod:`.pilot_phrases`)."""
 from __future__ import annotations
 
 import random
@@ -7,6 +8,7 @@ import random
 from spotlight_study.studies.models import Setting
 from spotlight_study.studies.selectors import patterns_for_condition
 
+from .pilot_phrases import ENGLISH, pilot_phrases, tokens_phrase
 from .services import Telemetry, instruction_check_passes
 
 #: The behaviour of pilot participant i is ``PROFILES[i % 10]``: mostly careful participants,
@@ -20,43 +22,18 @@ PROFILES = (
 # Share of answers that name the setting's target pattern, by condition: the pattern box helps.
 _IDENTIFY_RATE = {"no_pattern": 0.35, "pattern": 0.75, "pattern_with_distractors": 0.55}
 
-_IDENTIFYING = (
-    "Group {g} uses {tokens} much more often than group {o}.",
-    "The texts in group {g} keep mentioning {tokens}; group {o} hardly does.",
-    "Main difference: group {g} has {tokens} far more often.",
-    "In group {g} I noticed {tokens} again and again, less so in group {o}. "
-    "Otherwise they look alike.",
-    "Group {o} rarely has {tokens}, while most texts of group {g} do.",
-)
-_NOT_IDENTIFYING = (
-    "Group 1 texts are a bit longer and more detailed than group 2.",
-    "Group 2 sounds more formal to me.",
-    "I could not find a clear difference between the two groups.",
-    "Group 1 uses more numbers and lists.",
-    "The tone of group 2 is friendlier and more personal.",
-    "Both groups say much the same thing; group 2 has shorter sentences.",
-    "Group 1 seems more positive overall, group 2 more neutral.",
-)
-_ENDINGS = (
-    "", " That is what stood out.", " Not fully sure, though.", " It was easy to see.",
-    " Took me a while.",
-)
-_FAILING_TRAINING = (
-    "I did not see any difference.",
-    "The texts in group 1 are longer.",
-    "Group 2 seems more cheerful.",
-    "Both groups look the same to me.",
-)
-#: The comments pilot participants leave in the survey (mostly none).
-PILOT_COMMENTS = (
-    "", "", "", "The texts were long but fine.", "Interesting task.",
-    "The second setting was harder.",
-)
+#: The comments pilot participants leave in the survey (mostly none), in English; a study's own
+#: language: :func:`pilot_comment`.
+PILOT_COMMENTS = ENGLISH.comments
 
 
-def _tokens(tokens: list[str]) -> str:
-    quoted = [f'"{t}"' for t in tokens]
-    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+def pilot_comment(*, language: str | None, rng: random.Random) -> str:
+    """A survey comment (mostly none) in ``language`` (English without its phrases)."""
+    return rng.choice(pilot_phrases(language).comments)
+
+
+def _language(setting: Setting) -> str:
+    return setting.study.language
 
 
 def pilot_answer(
@@ -70,15 +47,17 @@ def pilot_answer(
     """
     if identify is None:
         identify = rng.random() < _IDENTIFY_RATE.get(condition, 0.5)
+    language = _language(setting)
+    phrases = pilot_phrases(language)
     targets = patterns_for_condition(setting, "pattern")
     if identify and targets:
         pattern = rng.choice(targets)
-        text = rng.choice(_IDENTIFYING).format(
-            g=pattern.group, o=3 - pattern.group, tokens=_tokens(list(pattern.tokens))
+        text = rng.choice(phrases.identifying).format(
+            g=pattern.group, o=3 - pattern.group, tokens=tokens_phrase(list(pattern.tokens), language)
         )
     else:
-        text = rng.choice(_NOT_IDENTIFYING)
-    return text + rng.choice(_ENDINGS)
+        text = rng.choice(phrases.not_identifying)
+    return text + rng.choice(phrases.endings)
 
 
 def pilot_training_answer(*, setting: Setting, passes: bool, rng: random.Random) -> str:
@@ -89,20 +68,22 @@ def pilot_training_answer(*, setting: Setting, passes: bool, rng: random.Random)
     impossible the closest answer is returned and the real check decides.
     """
     keywords = [k for k in setting.check_keywords if k.strip()]
+    language = _language(setting)
+    phrases = pilot_phrases(language)
     if passes:
         # Answers about the training pattern first (as a participant would write them), then
         # answers that name a keyword outright.
         about_pattern = [
-            template.format(g=p.group, o=3 - p.group, tokens=_tokens(list(p.tokens)))
+            template.format(g=p.group, o=3 - p.group, tokens=tokens_phrase(list(p.tokens), language))
             for p in patterns_for_condition(setting, "pattern")
-            for template in _IDENTIFYING
+            for template in phrases.identifying
         ]
-        naming_keyword = [f"One group talks about {k} a lot, the other does not." for k in keywords]
+        naming_keyword = [phrases.naming_keyword.format(keyword=k) for k in keywords]
         rng.shuffle(about_pattern)
         rng.shuffle(naming_keyword)
         candidates = about_pattern + naming_keyword
     else:
-        candidates = list(_FAILING_TRAINING)
+        candidates = list(phrases.failing_training)
         rng.shuffle(candidates)
     for text in candidates:
         if instruction_check_passes(answer=text, keywords=keywords) == passes:

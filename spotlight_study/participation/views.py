@@ -23,7 +23,7 @@ from django.urls import Resolver404, resolve, reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from spotlight_study.errors import PARTICIPANT, error_context
+from spotlight_study.errors import PARTICIPANT, csrf_failure_kept, error_context
 from spotlight_study.exceptions import domain_error_body
 from spotlight_study.studies.plan import (
     StudyPlan,
@@ -277,6 +277,9 @@ def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     study's page gets it in the study's language (one query for the study). Not stored by the
     browser, as the participant pages: Back and Forward must ask the server again.
     """
+    kept = csrf_failure_kept(request, reason)  # e.g. an annotator's unsaved choice, kept
+    if kept is not None:
+        return kept
     context = error_context(request.path)
     plan = None
     if context["area"] == PARTICIPANT:

@@ -229,19 +229,20 @@ def test_cancel_stops_a_running_job(llm_settings, coder, demo_data):
 
     study = study_import(data=demo_data)
     complete_participants(study.slug, 2)
-    coder.delay_s = 0.3
+    coder.hold(after=1)  # the job is mid-run when cancelled, however fast the machine
     job = machine_coding_job_create(study=study, model="gpt-test")
     thread = threading.Thread(target=machine_coding_run_now, kwargs={"job_id": job.pk})
     thread.start()
     try:
         import time
 
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 60  # a hang guard; the first answer is not held
         while not MachineLabel.objects.filter(job=job).exists() and time.monotonic() < deadline:
             time.sleep(0.05)
         machine_coding_job_cancel(job_id=job.pk)
     finally:
-        thread.join(timeout=30)
+        coder.release()
+        thread.join(timeout=60)
     job.refresh_from_db()
     assert job.status == JobStatus.CANCELLED
     assert 1 <= MachineLabel.objects.filter(job=job).count() < 6

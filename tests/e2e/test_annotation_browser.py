@@ -184,3 +184,53 @@ def test_back_after_another_tab_saved_shows_the_stored_label(page, live_server, 
     page.get_by_role("button", name="Save", exact=True).click()
     label = Annotation.objects.get(annotator=user)
     assert label.identified is False
+
+
+def test_a_choice_refused_for_lost_cookies_comes_back_filled_in(page, live_server, live_demo_study):
+    """The annotator's cookies go while an item is open: Save brings the page back with the
+    choice still checked and says it was not saved; Save again saves it. With every cookie
+    gone, the login page comes first, then the same filled-in page."""
+    from django.conf import settings
+
+    study = live_demo_study
+    Walker(Client(), study.slug).complete(training="Group 2 fishes at night.")
+    user = User.objects.create_user(username="e2e-cookies", password=PASSWORD)
+    user.groups.add(Group.objects.get_or_create(name="annotators")[0])
+
+    def log_in() -> None:
+        page.get_by_label("Username").fill("e2e-cookies")
+        page.get_by_label("Password").fill(PASSWORD)
+        page.get_by_role("button", name="Log in").click()
+
+    page.goto(f"{live_server.url}/accounts/login/")
+    log_in()
+    page.goto(f"{live_server.url}/annotate/{study.slug}/")
+    page.get_by_role("button", name="Next item").click()
+    expect(page.get_by_role("heading", name="The answer")).to_be_visible()
+    item_url = page.url
+
+    for lost in ([settings.CSRF_COOKIE_NAME], [settings.CSRF_COOKIE_NAME, settings.SESSION_COOKIE_NAME]):
+        _answer_question(page, "identify the target difference", "Yes")
+        _answer_question(page, "surface difference", "Yes")
+        _answer_question(page, "no difference", "No")
+        for name in lost:
+            page.context.clear_cookies(name=name)
+        page.get_by_role("button", name="Save", exact=True).click()
+        if settings.SESSION_COOKIE_NAME in lost:
+            expect(page.get_by_role("button", name="Log in")).to_be_visible()
+            log_in()
+        expect(page.locator(".messages")).to_contain_text("Your label was not saved")
+        assert page.url == item_url
+        surface = page.locator("fieldset", has=page.locator("legend", has_text="surface difference"))
+        expect(surface.get_by_label("Yes", exact=True)).to_be_checked()
+        assert not Annotation.objects.filter(annotator=user).exists()
+        page.reload()  # a GET: nothing is sent again, and the kept choice was shown once
+        expect(page.locator(".messages")).to_have_count(0)
+
+    _answer_question(page, "identify the target difference", "Yes")
+    _answer_question(page, "surface difference", "Yes")
+    _answer_question(page, "no difference", "No")
+    page.get_by_role("button", name="Save", exact=True).click()
+    expect(page.locator(".messages")).to_contain_text("Saved.")
+    label = Annotation.objects.get(annotator=user)
+    assert (label.identified, label.surface_difference) == (True, True)

@@ -7,6 +7,8 @@ checking what the database holds.
 """
 from __future__ import annotations
 
+import time
+
 import pytest
 from playwright.sync_api import Page, expect
 
@@ -253,10 +255,11 @@ def test_back_never_restores_a_step_page_from_the_back_forward_cache(bfcache_bro
 
         page.go_back()
         expect_task(page, "Task 1 of 2")
-        for _ in range(20):
-            if not_cached:
-                break
-            page.wait_for_timeout(100)
+        # Playwright hands CDP events over only while the test waits on it: wait for the event
+        # (a state), in short slices, with a generous limit that only stops a hang.
+        deadline = time.monotonic() + 30
+        while not not_cached and time.monotonic() < deadline:
+            page.wait_for_timeout(50)
         assert _answer_box(page).input_value() == ""
     finally:
         close_context(context)

@@ -38,7 +38,10 @@ def test_back_after_task_1_says_it_is_saved_and_which_task_this_is(page, live_se
     # Chromium would restore the old entry's scroll position (at its submit button): the note
     # must be where the participant looks, not above the fold.
     page.wait_for_load_state("load")
-    page.wait_for_timeout(300)
+    # The page turned the browser's scroll restoration off on its first visit; a restored scroll
+    # would be applied at load, so two frames drawn after load show where the page ends up.
+    assert page.evaluate("history.scrollRestoration") == "manual"
+    page.evaluate("() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")
     expect(page.locator(NOTE)).to_be_in_viewport()
     assert page.url == step_url  # no marker in the address: the place stays in history.state
     page.reload()
@@ -129,3 +132,76 @@ def test_survey_scales_fit_one_line_on_a_390px_phone(page, live_server, live_dem
         fs, legend = f["fieldset"], f["legend"]
         assert fs["left"] <= legend["left"] and legend["right"] <= fs["right"], f
         assert fs["top"] <= legend["top"] and legend["bottom"] <= fs["bottom"], f
+
+
+#: German scale labels as a researcher would write them; "überhaupt" was split mid-word at 390 px.
+GERMAN_SURVEY = {
+    "likert_scale": ["Stimme überhaupt nicht zu", "Stimme nicht zu", "Weder noch", "Stimme zu",
+                     "Stimme voll und ganz zu"],
+    "frequency_scale": ["Nie", "Ein paar Mal", "Ein- bis zweimal im Monat", "Ein- bis zweimal pro Woche",
+                        "Täglich"],
+}
+
+#: Every word of the survey that the browser laid out on more than one line (split inside the
+#: word), with the CSS that decides it. A word is a run of letters between spaces in a text node.
+SPLIT_WORDS = """() => {
+  const split = [];
+  const walker = document.createTreeWalker(document.querySelector('.survey'), NodeFilter.SHOW_TEXT);
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    for (const m of n.textContent.matchAll(/\\S+/g)) {
+      const range = document.createRange();
+      range.setStart(n, m.index);
+      range.setEnd(n, m.index + m[0].length);
+      const tops = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top)));
+      if (tops.size > 1) split.push(m[0]);
+    }
+  }
+  const label = document.querySelector('.survey [role=radiogroup] label');
+  const css = getComputedStyle(label);
+  return {split, lang: document.documentElement.lang, hyphens: css.hyphens,
+          overflowWrap: css.overflowWrap, wordBreak: css.wordBreak};
+}"""
+
+
+def test_no_word_of_a_german_survey_is_split_on_a_390px_phone(page, live_server, demo_data):
+    """A German study's survey at 390x844: ``<html lang="de">``, lines break between words only
+    (no ``overflow-wrap: anywhere``), no word ("überhaupt") laid out across two lines, and every
+    scale still on one row inside the page, no label's text overflowing its box."""
+    from django.test import Client
+
+    from spotlight_study.studies.services import study_import
+
+    from ..conftest import Walker
+
+    survey = {**demo_data["survey"], **GERMAN_SURVEY}
+    study = study_import(data={**demo_data, "slug": "deutsch", "language": "de", "survey": survey})
+    walker = Walker(Client(), study.slug)
+    walker.enter()
+    walker.consent()
+    walker.instructions()
+    walker.answer("Die Menschen in Gruppe 2 angeln nachts.")
+    for task in range(2):
+        walker.answer(f"Eine Antwort auf Aufgabe {task + 1}, die einen Unterschied beschreibt.")
+    page.context.add_cookies([{"name": c.key, "value": c.value, "url": live_server.url}
+                              for c in walker.client.cookies.values()])
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(f"{live_server.url}{walker.step_url}")
+    expect(page.locator(".survey [role=radiogroup]").first).to_be_visible()
+    page.wait_for_load_state("load")  # the stylesheet is applied
+    found = page.evaluate(SPLIT_WORDS)
+    print(found)
+    assert found["lang"] == "de"
+    assert (found["overflowWrap"], found["wordBreak"]) == ("normal", "normal"), found
+    assert found["split"] == [], found
+    scales = page.evaluate(
+        """() => [...document.querySelectorAll('.survey [role=radiogroup]')].map((g) => {
+          const r = g.getBoundingClientRect();
+          return {right: r.right, options: [...g.children].map((o) => o.getBoundingClientRect().top),
+                  overflowing: [...g.querySelectorAll('label')].filter((l) => l.scrollWidth > l.clientWidth + 0.5).length};
+        })"""
+    )
+    width = page.evaluate("document.documentElement.clientWidth")
+    assert page.evaluate("document.documentElement.scrollWidth") <= width, "the page scrolls sideways"
+    for scale in scales:
+        assert len(set(round(t) for t in scale["options"])) == 1, scale  # one row
+        assert scale["right"] <= width and scale["overflowing"] == 0, scale

@@ -376,3 +376,25 @@ def test_the_browser_language_does_not_choose_the_page_language(db, demo_data):
         walker = Walker(Client(HTTP_ACCEPT_LANGUAGE="de-DE,de;q=0.9"), slug)
         walker.enter()
         assert _segments(walker.page().content.decode()).lang == expected
+
+
+@pytest.mark.parametrize("path", ["gibt-es-nicht/", "step/extra/", "a/b/c"])
+def test_a_404_under_a_german_study_is_german(db, demo_data, path):
+    """/s/<slug>/<an address no page has> of a German study: the 404 page is German
+    (``<html lang="de">``, "Seite nicht gefunden"), for a participant with or without a session."""
+    study_import(data={**demo_data, "slug": "deutsch", "language": "de"})
+    walker = Walker(Client(), "deutsch")
+    walker.enter()
+    for client in (walker.client, Client()):
+        response = client.get(f"/s/deutsch/{path}")
+        assert response.status_code == 404
+        html = response.content.decode()
+        assert _segments(html).lang == "de"
+        assert "Seite nicht gefunden" in html and "Page not found" not in html
+
+
+def test_a_404_under_an_unknown_study_stays_in_the_default_language(db):
+    """No study at the slug: the 404 page is in the site's default language."""
+    response = Client().get("/s/gibt-es-nicht/irgendwo/")
+    assert response.status_code == 404
+    assert "Page not found" in response.content.decode()

@@ -116,3 +116,71 @@ def test_consent_page_duration_line_only_when_the_text_has_none(db, demo_data, s
     lines = DURATION_LINE.findall(page)
     assert lines == ([] if states else ["14"])
     assert ("12 to 15 minutes" in page) is states
+
+
+@pytest.mark.parametrize(
+    "text, stated",
+    [
+        # German
+        ("Die Teilnahme dauert etwa 15 Minuten.", True),
+        ("Die Studie dauert 10–15 Min.", True),
+        ("Sie dauert 10 bis 15 Minuten.", True),
+        ("Eine 20-minütige Studie.", True),
+        ("Sie dauert eine halbe Stunde.", True),
+        ("Planen Sie eine Stunde ein.", True),
+        ("Sie dauert 1,5 Stunden.", True),
+        ("Sie dauert fünfzehn Minuten.", True),
+        ("Es dauert nur wenige Minuten.", False),
+        ("Sie können innerhalb von 14 Tagen widerrufen; Daten werden 10 Jahre aufbewahrt.", False),
+        ("Bitte nehmen Sie sich eine Minute Zeit.", False),
+        # Spanish
+        ("El estudio dura unos 15 minutos.", True),
+        ("Dura entre 10 y 15 min.", True),
+        ("Dura de 10 a 15 minutos.", True),
+        ("Dura media hora.", True),
+        ("Dura una hora.", True),
+        ("Dura quince minutos.", True),
+        ("Dura unos pocos minutos.", False),
+        ("En los últimos 12 meses, ¿con qué frecuencia ...?", False),
+        # French
+        ("L'étude dure environ 15 minutes.", True),
+        ("Elle dure de 10 à 15 min.", True),
+        ("Elle dure une demi-heure.", True),
+        ("Comptez une heure.", True),
+        ("Elle dure 1 heure 30.", True),
+        ("Elle dure vingt minutes.", True),
+        ("Quelques minutes suffisent.", False),
+        ("Vous pouvez vous retirer sous 14 jours.", False),
+    ],
+)
+def test_duration_detection_knows_every_shipped_language(text, stated):
+    """A number right before minutes or hours counts in German, Spanish and French too
+    ("15 Minuten", "media hora", "une demi-heure"); vague words still do not."""
+    assert states_duration(text) is stated
+
+
+@pytest.mark.parametrize(
+    "code, consent, line",
+    [
+        ("de", "Die Teilnahme dauert etwa 15 Minuten. Ihre Daten bleiben anonym.", "Diese Studie dauert etwa"),
+        ("es", "La participación dura unos 15 minutos. Sus datos son anónimos.", "Este estudio dura unos"),
+        ("fr", "La participation dure environ 15 minutes. Vos données restent anonymes.", "Cette étude dure environ"),
+    ],
+)
+def test_a_translated_consent_text_that_gives_the_duration_gets_no_second_line(db, demo_data, code, consent, line):
+    """A German (Spanish, French) study whose consent text says "15 Minuten" shows no platform
+    duration line besides it; without the figure the line is shown, in the study's language."""
+    demo_data.update(language=code, estimated_minutes=15, consent_text=consent)
+    study = study_import(data=demo_data)
+    walker = Walker(Client(), study.slug)
+    walker.enter()
+    page = walker.page().content.decode()
+    assert 'class="duration"' not in page and line not in page
+    assert consent.split(".")[0] in page
+
+    demo_data.update(slug=f"{demo_data['slug']}-vague", consent_text=consent.split(". ", 1)[1])
+    vague = study_import(data=demo_data)
+    walker = Walker(Client(), vague.slug)
+    walker.enter()
+    page = walker.page().content.decode()
+    assert 'class="duration"' in page and line in page

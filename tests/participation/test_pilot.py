@@ -1,7 +1,7 @@
 """manage.py pilot: simulated participants through the real flow, kept apart from real ones."""
 import csv
 import io
-from datetime import timedelta
+import re
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -18,6 +18,7 @@ from spotlight_study.participation.selectors import cell_counts
 from spotlight_study.participation.services import instruction_check_passes
 from spotlight_study.studies.models import Study
 from spotlight_study.studies.selectors import main_settings, training_setting
+from spotlight_study.studies.services import study_import
 
 from ..annotation.conftest import label, make_user
 from ..conftest import Walker
@@ -30,8 +31,8 @@ def _rows(path):
 
 def test_pilot_goes_through_the_flow_with_varied_answers_times_and_checks(demo_study):
     """A pilot of 20 completes the flow with varied answers, plausible times, surveys and failed checks."""
-    before = timezone.now()
     call_command("pilot", demo_study.slug, "--participants", "20", "--seed", "7")
+    after = timezone.now()
     pilots = list(Participant.objects.filter(study=demo_study))
     assert len(pilots) == 20 and all(p.is_pilot for p in pilots)
     completed = [p for p in pilots if p.status == Participant.Status.COMPLETED]
@@ -51,7 +52,7 @@ def test_pilot_goes_through_the_flow_with_varied_answers_times_and_checks(demo_s
     naming = [r for r in main if any(f'"{t}"' in r.answer for t in targets[r.setting.key])]
     assert 0 < len(naming) < len(main)
     for r in TaskResponse.objects.filter(answered_at__isnull=False):
-        assert r.served_at < r.answered_at <= before + timedelta(seconds=5)
+        assert r.served_at < r.answered_at <= after  # never dated after the pilot ended
         assert 500 <= r.time_on_task_ms <= 10 * 60 * 1000
         assert r.time_on_task_ms == int((r.answered_at - r.served_at).total_seconds() * 1000)
     for p in completed:
@@ -158,3 +159,27 @@ def test_small_pilot_runs_go_on_through_the_profiles(demo_study):
     second = pilot_run(study=demo_study, participants=5, seed=2)
     assert (first.in_progress, second.in_progress) == (0, 1)
     assert (first.failed_check, second.failed_check) == (1, 0)
+
+
+#: Words only the English answers use, and words each language's answers use.
+_ENGLISH_WORDS = re.compile(r"\b(the|group|groups|texts|difference|same|more|than)\b", re.IGNORECASE)
+_OWN_WORDS = {"de": re.compile(r"\bGruppen?\b"), "es": re.compile(r"\bgrupos?\b", re.IGNORECASE),
+              "fr": re.compile(r"\bgroupes?\b", re.IGNORECASE)}
+
+
+@pytest.mark.parametrize("code", ["de", "es", "fr"])
+def test_a_pilot_of_a_german_spanish_or_french_study_answers_in_its_language(db, demo_data, code):
+    """Simulated answers, training answers and survey comments of a study in German (Spanish,
+    French) are written in that language; the instruction check still passes and fails as planned."""
+    study = study_import(data={**demo_data, "slug": f"pilot-{code}", "language": code})
+    call_command("pilot", study.slug, "--participants", "20", "--seed", "7")
+    shown = {t for s in main_settings(study) for t in [*s.group1_texts, *s.group2_texts]}
+    answers = [a for a in TaskResponse.objects.filter(participant__study=study, answered_at__isnull=False)
+               .values_list("answer", flat=True) if a not in shown]  # the paster pastes a shown text
+    comments = [c for c in Participant.objects.filter(study=study).values_list("comment", flat=True) if c]
+    assert len(answers) >= 40 and comments
+    for text in answers + comments:
+        assert not _ENGLISH_WORDS.search(text), text
+    assert all(_OWN_WORDS[code].search(text) for text in answers), answers
+    pilots = Participant.objects.filter(study=study)
+    assert sum(1 for p in pilots if p.instruction_check_passed is False) == 2

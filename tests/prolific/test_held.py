@@ -277,7 +277,7 @@ def test_two_requests_at_once_send_one_decision(transactional_db, linked, fake_p
 
     def decide():
         try:
-            barrier.wait(timeout=10)
+            barrier.wait(timeout=60)
             results.append(review.held_submission_decide(
                 prolific_study_id=linked.pk, submission_id=sub, action="request_return", confirmed=True,
             ).created)

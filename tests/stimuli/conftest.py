@@ -105,8 +105,9 @@ def manage(*args: str, env: dict[str, str], **kwargs) -> subprocess.Popen:
     return start_python("manage.py", *args, env=env, **kwargs)
 
 
-def wait_for(predicate, *, timeout_s: float = 30, interval_s: float = 0.05, what: str = "condition"):
-    """Poll ``predicate()`` until it is truthy; fail after ``timeout_s`` seconds."""
+def wait_for(predicate, *, timeout_s: float = 60, interval_s: float = 0.05, what: str = "condition"):
+    """Poll ``predicate()`` until it is truthy; fail after ``timeout_s`` seconds (a hang guard,
+    generous for a busy machine: no test asserts how soon a state comes)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         value = predicate()

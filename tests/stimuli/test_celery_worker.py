@@ -95,6 +95,6 @@ def test_real_worker_generates_and_mines(openai_settings, openai_server, celery_
     assert (she.group, she.count_group1, she.count_group2) == (2, 0, n)
 
     celery_worker_process.send_signal(signal.SIGTERM)
-    log, _ = celery_worker_process.communicate(timeout=20)
+    log, _ = celery_worker_process.communicate(timeout=60)  # a hang guard for the warm shutdown
     assert "stimuli.generation_job_run" in log and "succeeded" in log
     assert api_key not in log

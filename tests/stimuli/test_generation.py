@@ -1,10 +1,12 @@
 """Generation against the local OpenAI-compatible server (the real ``openai`` client, no mocks)."""
 from __future__ import annotations
 
+import functools
 import logging
-import time
+import threading
 
 import pytest
+from django.db import connections
 
 from spotlight_study.stimuli.errors import JobStateError, TransientGenerationError
 from spotlight_study.stimuli.jobs.generation_run import generation_job_run
@@ -26,6 +28,17 @@ def create_job(n: int = 4, **kwargs) -> GenerationJob:
     )
     params.update(kwargs)
     return generation_job_create(**params)
+
+
+def _closing_connection(function):
+    """``function`` for another thread: that thread's database connections close at its end."""
+    @functools.wraps(function)
+    def run(*args, **kwargs):
+        try:
+            return function(*args, **kwargs)
+        finally:
+            connections.close_all()
+    return run
 
 
 def texts(job: GenerationJob, group: int) -> list[tuple[int, str]]:
@@ -106,12 +119,13 @@ def test_wrong_key_fails_without_showing_the_key(openai_settings, openai_server,
 @pytest.mark.django_db(transaction=True)
 def test_cancel_stops_and_resume_continues_without_duplicates(openai_settings, openai_server):
     """Cancelling stops a running job; resuming requests only the missing outputs and ends with exactly n per group."""
-    openai_server.delay_s = 0.1
     job = create_job(n=12)
+    openai_server.hold(after=4)  # the job is mid-run when cancelled, however fast the machine
     thread = job_start_thread(GENERATION, job_id=job.pk)
     wait_for(lambda: Output.objects.filter(stimulus_set=job.stimulus_set).count() >= 4, what="some outputs")
     generation_job_cancel(job_id=job.pk)
-    thread.join(timeout=30)
+    openai_server.release()
+    thread.join(timeout=60)
     assert not thread.is_alive()
     job.refresh_from_db()
     stored = Output.objects.filter(stimulus_set=job.stimulus_set).count()
@@ -133,14 +147,20 @@ def test_cancel_stops_and_resume_continues_without_duplicates(openai_settings, o
 @pytest.mark.django_db(transaction=True)
 def test_a_second_runner_leaves_a_live_job_alone(openai_settings, openai_server):
     """While a run is reporting, another runner does not take the job (no double requests)."""
-    openai_server.delay_s = 0.1
     job = create_job(n=6)
+    openai_server.hold()  # the live run waits on its first answers until released
     thread = job_start_thread(GENERATION, job_id=job.pk)
     wait_for(lambda: GenerationJob.objects.get(pk=job.pk).status == JobStatus.RUNNING, what="the job to start")
-    started = time.monotonic()
-    generation_job_run(job_id=job.pk, run_id="intruder")
-    assert time.monotonic() - started < 1  # returned at once
-    thread.join(timeout=30)
+    intruder = threading.Thread(target=_closing_connection(generation_job_run), kwargs={"job_id": job.pk, "run_id": "intruder"})
+    intruder.start()
+    intruder.join(timeout=60)  # a hang guard: it must not wait for the held live run
+    returned_while_held = not intruder.is_alive()
+    requests_while_held = openai_server.count
+    openai_server.release()
+    intruder.join(timeout=60)
+    assert returned_while_held  # returned at once, while the live run could not move
+    assert requests_while_held <= openai_settings.STIMULI_GENERATION_CONCURRENCY  # the live run's only
+    thread.join(timeout=60)
     job.refresh_from_db()
     assert job.status == JobStatus.SUCCEEDED and openai_server.count == 12
 

@@ -17,7 +17,7 @@ N = 15
 @pytest.mark.django_db(transaction=True)
 def test_killed_generation_continues_after_restart(openai_settings, openai_server, api_key):
     """After SIGKILL mid-run a restart requests only the missing outputs: exactly n per group, key in no log."""
-    openai_server.delay_s = 0.15
+    openai_server.hold(after=6)  # the process is mid-run when killed, however fast the machine
     job = generation_job_create(
         title="doctors",
         prompt_group1="Describe a doctor called Dr. Smith in 30 words.",
@@ -39,6 +39,7 @@ def test_killed_generation_continues_after_restart(openai_settings, openai_serve
     finally:
         os.kill(first.pid, signal.SIGKILL)
         first_log, _ = first.communicate(timeout=30)
+        openai_server.release()  # the dead process's held requests get their answers, unread
     assert first.returncode == -signal.SIGKILL
 
     job.refresh_from_db()
@@ -48,7 +49,7 @@ def test_killed_generation_continues_after_restart(openai_settings, openai_serve
     requests_before = openai_server.count
 
     # Once the dead run stops reporting (2 s here), any runner may continue the job.
-    wait_for(lambda: not GenerationJob.objects.filter(pk=job.pk, heartbeat_at__gt=_seconds_ago(2.2)).exists(), timeout_s=10, what="staleness")
+    wait_for(lambda: not GenerationJob.objects.filter(pk=job.pk, heartbeat_at__gt=_seconds_ago(2.2)).exists(), timeout_s=60, what="staleness")
     second = manage("run_stimulus_jobs", env=env)
     second_log, _ = second.communicate(timeout=120)
     assert second.returncode == 0, second_log

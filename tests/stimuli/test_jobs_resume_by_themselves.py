@@ -45,7 +45,7 @@ def test_a_job_whose_worker_was_killed_resumes_when_the_next_worker_starts(
     from spotlight_study.celery import app
     from spotlight_study.stimuli.tasks import generation_job_run_task
 
-    openai_server.delay_s = 0.1  # 32 outputs in about 3 s: the kill after 5 lands mid-job
+    openai_server.hold(after=5)  # the kill lands mid-job, however fast the machine
     n = 16
     job = generation_job_create(title="doctors", prompt_group1="Dr. Smith", prompt_group2="Dr. Li",
                                 model="test-model", n_per_group=n, seed=1)
@@ -58,9 +58,13 @@ def test_a_job_whose_worker_was_killed_resumes_when_the_next_worker_starts(
                  what="the first outputs")
         os.killpg(first.pid, signal.SIGKILL)  # the whole worker: its main process and its child
         first.wait(timeout=10)
+        openai_server.release()  # the dead worker's held request gets its answer, unread
         killed_at = GenerationJob.objects.get(pk=job.pk)
         assert killed_at.status == JobStatus.RUNNING and killed_at.done < 2 * n
-        time.sleep(STALE_S + 1)  # the heartbeat is now older than STIMULI_JOB_STALE_SECONDS
+        # The next worker resumes the job only once its heartbeat is older than STALE_S.
+        wait_for(lambda: not GenerationJob.objects.filter(
+            pk=job.pk, heartbeat_at__gt=timezone.now() - timedelta(seconds=STALE_S + 0.5)).exists(),
+            timeout_s=60, what="the heartbeat to go stale")
         started = time.monotonic()
         second = _worker(own_redis.url, openai_server.url, api_key, tmp_path / "worker2.log")
 

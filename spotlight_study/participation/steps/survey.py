@@ -8,7 +8,7 @@ from ..errors import InvalidAnswer
 from ..forms import SurveyForm
 from ..fragments import survey_radios_html
 from ..models import Participant, SurveyAnswer
-from ..pilot_behaviour import PILOT_COMMENTS
+from ..pilot_behaviour import pilot_comment
 from ..selectors import completion_url
 from ..services import survey_item_keys
 from . import keys, statements
@@ -85,7 +85,7 @@ def survey_pilot(pt: PilotTurn) -> dict:
             base = rng.randint(2, 4) + (shift if item != "effort" else -shift)
             value = min(5, max(1, base))
         responses[(condition, item)] = value
-    comment = rng.choice(PILOT_COMMENTS)
+    comment = pilot_comment(language=pt.turn.plan.language, rng=rng)
     pt.turn.now = pt.advance(pt.seconds[keys.SURVEY])
     return {"responses": responses, "comment": comment}
 

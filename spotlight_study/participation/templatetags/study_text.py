@@ -89,15 +89,32 @@ def _list_item(text: str) -> str:
 
 
 # A number (digits, a range such as "10-15" or "10 to 15", or a number word) directly before
-# a unit of time. Deliberately narrow: a consent text that only says "a few minutes" or "not
-# long" still gets the platform's duration line, which is better shown twice than not at all.
-_NUMBER = (
-    r"(?:\d+(?:[.,]\d+)?|an(?=\s+hours?\b)|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
-    r"fifteen|twenty|thirty|forty|forty-five|fifty|sixty|ninety|half an?|a quarter of an?)"
+# a unit of time, in every shipped language (studies/languages.py: en, de, es, fr), whatever the
+# study's own language: a consent text may quote another. Deliberately narrow: a text that only
+# says "a few minutes" ("wenige Minuten", "unos pocos minutos", "quelques minutes") still gets
+# the platform's duration line, which is better shown twice than not at all.
+_NUMBER_WORDS = {
+    "en": r"an(?=\s+hours?\b)|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|"
+          r"twenty|thirty|forty|forty-five|fifty|sixty|ninety|half an?|a quarter of an?",
+    # "eine Stunde" is a duration, "eine Minute Zeit" is not: ein/eine only before an hour.
+    "de": r"eine?[rn]?\s+(?:halben?|dreiviertel)|eine?[rn]?(?=\s+(?:viertel)?stunde|\s+std\b)|zwei|drei|"
+          r"vier|fünf|sechs|sieben|acht|neun|zehn|elf|zwölf|fünfzehn|zwanzig|dreißig|vierzig|"
+          r"fünfundvierzig|fünfzig|sechzig|neunzig",
+    "es": r"media|una?(?=\s+horas?\b)|dos|tres|cuatro|cinco|seis|siete|ocho|nueve|diez|once|doce|"
+          r"quince|veinte|treinta|cuarenta(?: y cinco)?|cincuenta|sesenta|noventa",
+    "fr": r"une demi|demi|une?(?=\s+heures?\b)|deux|trois|quatre|cinq|six|sept|huit|neuf|dix|onze|"
+          r"douze|quinze|vingt|trente|quarante(?:-cinq)?|cinquante|soixante|quatre-vingt-dix",
+}
+_RANGE_WORDS = r"-|\u2013|\u2014|to|or|bis|oder|a|y|à|ou|et"
+_UNITS = (
+    r"minutes?|mins?|hours?|hrs?"  # en (fr: minute, minutes, min)
+    r"|minuten|std|(?:viertel)?stunden?|minütig\w*|stündig\w*"  # de: "20-minütige Studie"
+    r"|minutos?|horas?"  # es
+    r"|heures?"  # fr
 )
+_NUMBER = r"(?:\d+(?:[.,]\d+)?|" + "|".join(_NUMBER_WORDS.values()) + ")"
 _DURATION = re.compile(
-    rf"\b{_NUMBER}(?:\s*(?:-|\u2013|\u2014|to|or)\s*{_NUMBER})?[\s-]*"
-    r"(?:minutes?|mins?|hours?|hrs?)\b",
+    rf"\b{_NUMBER}(?:\s*(?:{_RANGE_WORDS})\s*{_NUMBER})?[\s-]*(?:{_UNITS})\b",
     re.IGNORECASE,
 )
 
@@ -109,7 +126,9 @@ def states_duration(text: str | None) -> bool:
     ``{% if not study.consent_text|states_duration %}``).
 
     True when a number stands right before a unit of minutes or hours: "about 15 minutes",
-    "10-15 min", "20 to 25 minutes", "one hour", "half an hour", "a 20-minute study". The consent
+    "10-15 min", "20 to 25 minutes", "one hour", "half an hour", "a 20-minute study", and the
+    same in German, Spanish and French ("15 Minuten", "eine halbe Stunde", "eine 20-minütige
+    Studie", "entre 10 y 15 min", "media hora", "de 10 à 15 minutes", "une demi-heure"). The consent
     page then leaves out its own "This study takes about N minutes." line, which could otherwise
     contradict the researcher's figure. Vague words ("a few minutes", "short") do not count.
     """
