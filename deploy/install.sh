@@ -4,7 +4,8 @@
 #   git clone <repository> /opt/spotlight/app
 #   /opt/spotlight/app/deploy/install.sh --domain study.example.org [--email you@example.org]
 #
-# It installs Debian's PostgreSQL, Redis and Caddy; a virtualenv from requirements.lock;
+# It installs Debian's PostgreSQL, Redis and Caddy; a virtualenv from requirements.lock (the
+# runtime lock: no test tools);
 # /etc/spotlight/env from .env.example with a new SECRET_KEY and webhook secret (readable by the
 # service user only); migrates and collects the static files; writes and starts the systemd units
 # spotlight-web (uWSGI with uwsgi.ini), spotlight-worker, spotlight-beat and a daily
@@ -39,7 +40,7 @@ while [ $# -gt 0 ]; do
     --app-dir) app_dir=${2:?--app-dir needs a directory}; shift 2 ;;
     --web-port) web_port=${2:?--web-port needs a port}; shift 2 ;;
     --venv) venv=${2:?--venv needs a directory}; shift 2 ;;
-    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "install.sh: unknown argument '$1' (try --help)" >&2; exit 1 ;;
   esac
 done

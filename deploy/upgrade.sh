@@ -4,7 +4,8 @@
 #   /opt/spotlight/app/deploy/upgrade.sh v1.4.0 [--dry-run]
 #
 # Steps: fetch the tags; back up the database (scripts/backup.sh, kept in
-# /var/lib/spotlight/backups); check out TAG; install requirements.lock into the virtualenv;
+# /var/lib/spotlight/backups); check out TAG; make the virtualenv exactly requirements.lock
+# (bootstrap.sh --exact: packages in no lock, e.g. an older release's test tools, removed);
 # migrate; collect the static files; reload uWSGI gracefully (SIGHUP: each worker finishes its
 # request, the listening socket stays open, so arrivals wait instead of failing) and restart the
 # worker and beat (Celery's warm shutdown); wait until /readyz answers 200.
@@ -53,7 +54,7 @@ run runuser -u "$USER_NAME" -- "$APP_DIR/scripts/backup.sh" --env-file "$ENV_FIL
 echo "==> 3/6 Check out $tag and install its requirements.lock"
 [ "$dry_run" = 0 ] && echo "$previous" > "$STATE_DIR/previous-release"
 run git checkout --quiet --detach "$tag"
-run env VENV="$VENV" "$APP_DIR/scripts/bootstrap.sh"
+run env VENV="$VENV" "$APP_DIR/scripts/bootstrap.sh" --exact
 
 echo "==> 4/6 Migrate and collect the static files"
 as_service_user "'$VENV/bin/python' manage.py migrate --noinput"

@@ -7,7 +7,7 @@
 # CI always runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/bootstrap.sh
+./scripts/bootstrap.sh --tests
 VENV=${VENV:-.venv}
 # The browser tests run Debian's Chromium headless shell, and its full Chromium where a page must
 # lose the focus to another tab (tests/e2e/conftest.py).

@@ -13,7 +13,8 @@ One module per family of methods, as in pingouin and statsmodels:
 - :mod:`~analysis.stats.agreement_ci`: Cohen's kappa with a paired bootstrap CI, and the
   machine coder's non-inferiority rule.
 
-Every test delegates to scipy, statsmodels, scikit-learn or krippendorff; these modules check
+Every test delegates to scipy, statsmodels, scikit-learn or NLTK (Krippendorff's alpha,
+:mod:`~analysis.stats.alpha`); these modules check
 the inputs and return plain dataclasses or tidy DataFrames with snake_case fields. The names
 below are the tests of the study analysis; the agreement modules are imported by name
 (``from analysis.stats import agreement``), as the annotation app does.

@@ -3,17 +3,19 @@
 The Django side (``spotlight_study.annotation.selectors`` and ``machine_agreement``) gathers the
 ratings from the database and calls this module; every statistic lives here.
 
-Input layout follows the ``krippendorff`` package: ``ratings[a][i]`` is annotator ``a``'s value
-for item ``i``, or ``None`` where that annotator did not label the item. Values are any hashable
-labels (booleans, strings, ints); they are nominal, so only equality matters.
+``ratings[a][i]`` is annotator ``a``'s value for item ``i``, or ``None`` where that annotator
+did not label the item. Values are any hashable labels (booleans, strings, ints); they are
+nominal, so only equality matters, unless a ``level`` of ``"ordinal"`` or ``"interval"`` says
+they are numbers whose order or differences count for Krippendorff's alpha.
 
 Three statistics, each a :class:`Statistic` that is either a number or undefined with a reason:
 
 - percent agreement: the share of items with at least two ratings on which all ratings are equal;
 - Cohen's kappa (``sklearn.metrics.cohen_kappa_score``), only when exactly two annotators
   labeled, over the items both labeled;
-- Krippendorff's alpha, nominal (``krippendorff.alpha(..., level_of_measurement="nominal")``),
-  for any number of annotators with missing ratings.
+- Krippendorff's alpha, for any number of annotators with missing ratings, at the level given
+  (nominal by default, ordinal or interval): NLTK's ``AnnotationTask.alpha`` with the level's
+  distance (:mod:`analysis.stats.alpha`). Percent agreement and kappa stay nominal.
 
 :func:`pairwise_agreement` gives the same three statistics for every pair of annotators and for
 each annotator against the final labels.
@@ -38,6 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import AnalysisInputError
+from . import alpha as alpha_lib
 from . import input_memo
 
 Ratings = Sequence[Sequence[Hashable | None]]
@@ -85,7 +88,8 @@ class Agreement:
         Cohen's kappa over the items both annotators labeled; defined only for exactly two
         annotators.
     krippendorff_alpha : Statistic
-        Krippendorff's alpha, nominal metric, using every item with two or more ratings.
+        Krippendorff's alpha at the level asked for (nominal by default), using every item with
+        two or more ratings.
     """
 
     n_items: int
@@ -142,10 +146,14 @@ def _coded(rows: list[list]) -> np.ndarray:
     (any order), ``-1`` where a rating is missing. The statistics below work on it with numpy;
     each recodes the values it uses in order of first appearance, as :func:`value_codes` does,
     so that the libraries see exactly the codes they always saw."""
+    return _coded_values(rows)[0]
+
+
+def _coded_values(rows: list[list]) -> tuple[np.ndarray, list]:
+    """:func:`_coded` and the distinct values in code order (``values[code]``)."""
     codes = value_codes(v for r in rows for v in r if v is not None)
-    return np.array([[-1 if v is None else codes[v] for v in r] for r in rows], dtype=np.int64).reshape(
-        len(rows), len(rows[0]) if rows else 0
-    )
+    coded = np.array([[-1 if v is None else codes[v] for v in r] for r in rows], dtype=np.int64)
+    return coded.reshape(len(rows), len(rows[0]) if rows else 0), list(codes)
 
 
 def _first_appearance(codes: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, int]:
@@ -223,21 +231,17 @@ def _cohen_kappa(coded: np.ndarray) -> Statistic:
     return Statistic(value)
 
 
-#: The levels of measurement :func:`krippendorff_alpha` takes (Krippendorff 2011, section 3).
-ALPHA_LEVELS = ("nominal", "ordinal", "interval")
-
-
-def krippendorff_alpha(ratings: Ratings, level: str = "nominal") -> Statistic:
-    """Krippendorff's alpha with missing ratings, nominal unless ``level`` says otherwise.
+def krippendorff_alpha(ratings: Ratings, *, level: str = "nominal") -> Statistic:
+    """Krippendorff's alpha with missing ratings, at the nominal, ordinal or interval level.
 
     Parameters
     ----------
     ratings : sequence of sequences, shape (n_annotators, n_items)
-        ``None`` marks a missing rating (passed to ``krippendorff`` as NaN). For ``ordinal`` and
-        ``interval`` the values must be numbers: an ordinal option's rank (0 lowest), a number.
+        ``None`` marks a missing rating. For ``"ordinal"`` and ``"interval"`` every other value
+        must be a number (int or float, not bool).
     level : {"nominal", "ordinal", "interval"}
-        The level of measurement; it decides the difference function (nominal: equal or not;
-        ordinal: by the ranks between two values; interval: squared difference).
+        The level of measurement: which differences between two values count as how much
+        disagreement (:mod:`analysis.stats.alpha`).
 
     Returns
     -------
@@ -245,81 +249,64 @@ def krippendorff_alpha(ratings: Ratings, level: str = "nominal") -> Statistic:
         Undefined if no item has two ratings, or if the ratings on such items take a single
         value (the expected disagreement is then zero).
 
+    Raises
+    ------
+    AnalysisInputError
+        If the ratings are invalid (see :func:`agreement`), ``level`` is unknown, or an ordinal
+        or interval rating is not a number.
+
     Notes
     -----
-    ``krippendorff.alpha(reliability_data=..., level_of_measurement="nominal")`` with values
-    coded as integers and missing ratings as NaN; alpha = 1 - D_o / D_e.
+    ``nltk.metrics.agreement.AnnotationTask(...).alpha()`` with the level's distance;
+    alpha = 1 - D_o / D_e. It equals the ``krippendorff`` package's
+    ``alpha(reliability_data=..., level_of_measurement=level)`` to 1e-12, which this module
+    called until issue 39.
 
     References
     ----------
-    K. Krippendorff (2011). Computing Krippendorff's Alpha-Reliability.
+    K. Krippendorff (2011). Computing Krippendorff's Alpha-Reliability: its worked example gives
+    0.743 (nominal), 0.815 (ordinal), 0.849 (interval).
     """
-    if level not in ALPHA_LEVELS:
-        raise AnalysisInputError(f"unknown level {level!r}; use one of {', '.join(ALPHA_LEVELS)}")
-    if level != "nominal":
-        return _krippendorff_alpha_scaled(validate_ratings(ratings), level)
-    return _krippendorff_alpha(_coded(validate_ratings(ratings)))
+    coded, values = _coded_values(validate_ratings(ratings))
+    return _krippendorff_alpha(coded, level, alpha_lib.numbers(values, level))
 
 
-def _krippendorff_alpha_scaled(rows: list[list], level: str) -> Statistic:
-    """:func:`krippendorff_alpha` at the ``ordinal`` or ``interval`` level, from numbers.
-
-    ``krippendorff.alpha(reliability_data=..., level_of_measurement=level)``; for ``ordinal``
-    the package takes the distinct values present, in numeric order, as the ranks.
-    """
-    import krippendorff
-
-    try:
-        data = np.array([[np.nan if v is None else float(v) for v in row] for row in rows])
-    except (TypeError, ValueError):
-        raise AnalysisInputError(f"{level} alpha needs numbers (ranks or values)") from None
-    pairable = (~np.isnan(data)).sum(axis=0) >= 2
-    if not pairable.any():
-        return undefined("no item has two ratings")
-    if len(np.unique(data[:, pairable][~np.isnan(data[:, pairable])])) < 2:
-        return undefined("every rating on items with two ratings has the same value")
-    value = input_memo.memoized(
-        f"krippendorff.alpha {level}",
-        (data,),
-        lambda: float(krippendorff.alpha(reliability_data=data, level_of_measurement=level)),
-    )
-    if math.isnan(value):  # pragma: no cover - excluded by the checks above
-        return undefined("expected disagreement is zero")
-    return Statistic(value)
-
-
-def _krippendorff_alpha(coded: np.ndarray) -> Statistic:
-    """:func:`krippendorff_alpha` of :func:`_coded` ratings."""
-    import krippendorff
-
+def _krippendorff_alpha(coded: np.ndarray, level: str = "nominal", scale: np.ndarray | None = None) -> Statistic:
+    """:func:`krippendorff_alpha` of :func:`_coded` ratings; ``scale[code]`` is the number a
+    code stands for (ordinal and interval levels, :func:`analysis.stats.alpha.scale`)."""
     pairable = (coded >= 0).sum(axis=0) >= 2
     if not pairable.any():
         return undefined("no item has two ratings")
     values = coded[:, pairable]
     present = values >= 0
-    # First appearance row by row over the pairable items.
-    lookup, n_values = _first_appearance(coded, values[present])
+    if level == "nominal":
+        # First appearance row by row over the pairable items.
+        lookup, n_values = _first_appearance(coded, values[present])
+        data = np.where(present, lookup[np.maximum(values, 0)], -1).astype(float)
+    else:
+        data = scale[np.maximum(values, 0)]
+        n_values = len(np.unique(data[present]))
     if n_values < 2:
         return undefined("every rating on items with two ratings has the same value")
-    data = np.where(present, lookup[np.maximum(values, 0)], -1).astype(float)
     data[~present] = np.nan
     value = input_memo.memoized(
-        "krippendorff.alpha nominal",
-        (data,),
-        lambda: float(krippendorff.alpha(reliability_data=data, level_of_measurement="nominal")),
+        f"krippendorff alpha {level}", (data,), lambda: alpha_lib.alpha(data, level=level)
     )
     if math.isnan(value):  # pragma: no cover - excluded by the checks above
         return undefined("expected disagreement is zero")
     return Statistic(value)
 
 
-def agreement(ratings: Ratings) -> Agreement:
+def agreement(ratings: Ratings, *, level: str = "nominal") -> Agreement:
     """Percent agreement, Cohen's kappa and Krippendorff's alpha for one label.
 
     Parameters
     ----------
     ratings : sequence of sequences, shape (n_annotators, n_items)
         ``ratings[a][i]`` is annotator ``a``'s value for item ``i`` or ``None``.
+    level : {"nominal", "ordinal", "interval"}
+        Krippendorff's alpha's level of measurement (:func:`krippendorff_alpha`); percent
+        agreement and Cohen's kappa count equal values only, at every level.
 
     Returns
     -------
@@ -328,7 +315,8 @@ def agreement(ratings: Ratings) -> Agreement:
     Raises
     ------
     AnalysisInputError
-        If there is no row, rows differ in length, or a value is NaN or unhashable.
+        If there is no row, rows differ in length, or a value is NaN or unhashable; if
+        ``level`` is unknown, or an ordinal or interval rating is not a number.
 
     Examples
     --------
@@ -336,7 +324,8 @@ def agreement(ratings: Ratings) -> Agreement:
     >>> a.n_items, a.percent_agreement.value
     (2, 0.5)
     """
-    return coded_agreement(_coded(validate_ratings(ratings)))  # checked and coded once
+    coded, values = _coded_values(validate_ratings(ratings))  # checked and coded once
+    return coded_agreement(coded, level=level, values=alpha_lib.numbers(values, level))
 
 
 def validate_codes(coded: np.ndarray) -> np.ndarray:
@@ -354,7 +343,12 @@ def validate_codes(coded: np.ndarray) -> np.ndarray:
     return coded.astype(np.int64, copy=False)
 
 
-def coded_agreement(coded: np.ndarray) -> Agreement:
+def coded_agreement(
+    coded: np.ndarray,
+    *,
+    level: str = "nominal",
+    values: Sequence[float] | np.ndarray | None = None,
+) -> Agreement:
     """:func:`agreement` of ratings already coded as integers.
 
     Parameters
@@ -362,6 +356,12 @@ def coded_agreement(coded: np.ndarray) -> Agreement:
     coded : ndarray of int, shape (n_annotators, n_items)
         One code per distinct value, in any order (equal values, equal codes; the code numbers
         themselves carry no meaning), ``-1`` for a missing rating.
+    level : {"nominal", "ordinal", "interval"}
+        Krippendorff's alpha's level of measurement, as for :func:`agreement`.
+    values : sequence of float, optional
+        For ``"ordinal"`` and ``"interval"``: ``values[code]`` is the number the code stands
+        for (a scale point). Without it the codes themselves are the numbers. Unused for
+        ``"nominal"``.
 
     Returns
     -------
@@ -372,7 +372,8 @@ def coded_agreement(coded: np.ndarray) -> Agreement:
     Raises
     ------
     AnalysisInputError
-        If ``coded`` is not 2-D, has no row or a code below -1 (:func:`validate_codes`).
+        If ``coded`` is not 2-D, has no row or a code below -1 (:func:`validate_codes`); if
+        ``level`` is unknown, or ``values`` has no finite number for some code.
 
     Notes
     -----
@@ -380,11 +381,16 @@ def coded_agreement(coded: np.ndarray) -> Agreement:
     thirty statistics): coding once there spares a list of Python values per statistic.
     """
     coded = validate_codes(coded)
-    return input_memo.memoized("coded_agreement", (coded,), lambda: _agreement(coded))
+    scale = alpha_lib.scale(coded, level, values)
+    return input_memo.memoized(
+        "coded_agreement" if level == "nominal" else f"coded_agreement {level}",
+        (coded, scale),
+        lambda: _agreement(coded, level, scale),
+    )
 
 
-def _agreement(coded: np.ndarray) -> Agreement:
-    """:func:`coded_agreement` of checked codes."""
+def _agreement(coded: np.ndarray, level: str = "nominal", scale: np.ndarray | None = None) -> Agreement:
+    """:func:`coded_agreement` of checked codes (``scale`` as :func:`_krippendorff_alpha`)."""
     rated = coded >= 0
     return Agreement(
         n_items=int((rated.sum(axis=0) >= 2).sum()),
@@ -392,7 +398,7 @@ def _agreement(coded: np.ndarray) -> Agreement:
         n_ratings=int(rated.sum()),
         percent_agreement=_percent_agreement(coded),
         cohen_kappa=_cohen_kappa(coded),
-        krippendorff_alpha=_krippendorff_alpha(coded),
+        krippendorff_alpha=_krippendorff_alpha(coded, level, scale),
     )
 
 
@@ -416,6 +422,7 @@ def pairwise_agreement(
     *,
     reference: Sequence[Hashable | None] | None = None,
     reference_name: str = "final",
+    level: str = "nominal",
 ) -> list[PairAgreement]:
     """Every pair of raters (annotator x annotator), then every rater against a reference.
 
@@ -430,6 +437,8 @@ def pairwise_agreement(
         item has none. Each rater is compared with it as if it were a second rater.
     reference_name : str
         The name of the reference row in the result.
+    level : {"nominal", "ordinal", "interval"}
+        Krippendorff's alpha's level of measurement, as for :func:`agreement`.
 
     Returns
     -------
@@ -455,13 +464,19 @@ def pairwise_agreement(
     if len(raters) != len(rows):
         raise AnalysisInputError(f"raters names {len(raters)} rows, ratings has {len(rows)}.")
     if reference is None:
-        return coded_pairwise_agreement(_coded(rows), raters, reference_name=reference_name)
+        coded, values = _coded_values(rows)
+        return coded_pairwise_agreement(
+            coded, raters, reference_name=reference_name, level=level,
+            values=alpha_lib.numbers(values, level),
+        )
     ref = validate_ratings([reference])[0]
     if len(ref) != len(rows[0]):
         raise AnalysisInputError("reference must have one entry per item (the length of each row).")
-    coded = _coded(rows + [ref])  # one code per value across the raters and the reference
+    # One code per value across the raters and the reference.
+    coded, values = _coded_values(rows + [ref])
     return coded_pairwise_agreement(
-        coded[:-1], raters, reference=coded[-1], reference_name=reference_name
+        coded[:-1], raters, reference=coded[-1], reference_name=reference_name, level=level,
+        values=alpha_lib.numbers(values, level),
     )
 
 
@@ -471,6 +486,8 @@ def coded_pairwise_agreement(
     *,
     reference: np.ndarray | None = None,
     reference_name: str = "final",
+    level: str = "nominal",
+    values: Sequence[float] | np.ndarray | None = None,
 ) -> list[PairAgreement]:
     """:func:`pairwise_agreement` of ratings already coded as integers.
 
@@ -485,6 +502,9 @@ def coded_pairwise_agreement(
         both), ``-1`` where an item has none.
     reference_name : str
         The name of the reference row in the result.
+    level, values
+        Krippendorff's alpha's level of measurement and the number of each code, as for
+        :func:`coded_agreement`.
 
     Returns
     -------
@@ -518,7 +538,7 @@ def coded_pairwise_agreement(
         if not both.any():
             continue
         common = np.where(both, np.stack((row_a, row_b)), -1)
-        out.append(PairAgreement(name_a, name_b, coded_agreement(common)))
+        out.append(PairAgreement(name_a, name_b, coded_agreement(common, level=level, values=values)))
     return out
 
 

@@ -5,7 +5,7 @@ The annotation overview computes some thirty agreement statistics over up to 30,
 each label change, and many of those library calls get exactly the inputs of an earlier call:
 with two annotators the pair's kappa and alpha are computed on the same arrays as the
 all-annotator row's, and a label change leaves the inputs of every other setting's statistics
-as they were. scikit-learn's and ``krippendorff``'s functions are deterministic, so equal inputs
+as they were. scikit-learn's and NLTK's functions are deterministic, so equal inputs
 give equal results, and the memo answers those calls without running them again (issue 11).
 :func:`~.agreement.coded_agreement` is memoized as a whole too (by its coded ratings), so a
 scope whose labels did not change costs a digest, not three statistics.

@@ -31,10 +31,12 @@ _EXTRA_TEMPLATES = ("base.html", "400.html", "403.html", "404.html")
 # Libraries that views import lazily and that take seconds to import: the launch check on the
 # study dashboard tokenizes pattern texts with spaCy; the sample-size planner, the analysis and
 # the annotation overview load pandas, scipy and statsmodels through analysis/, and its
-# agreement statistics scikit-learn (0.6 s) and krippendorff. Imported here so that a
+# agreement statistics scikit-learn (0.6 s) and NLTK's agreement module (about 1 s beyond
+# scipy and pandas; it replaced the GPL krippendorff package in issue 39). Imported here so that a
 # researcher's first dashboard or overview in each worker does not wait for them (found in a
 # fresh-clone tryout: 3-9 s per worker), while the participant path still never imports them.
-_HEAVY_MODULES = ("spacy", "analysis.stats", "analysis.run", "sklearn.metrics", "krippendorff")
+_HEAVY_MODULES = ("spacy", "analysis.stats", "analysis.run", "sklearn.metrics",
+                  "nltk.metrics.agreement")
 _warmed = False
 
 

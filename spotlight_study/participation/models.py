@@ -241,3 +241,29 @@ class ParticipantEnding(models.Model):
 
     def __str__(self) -> str:
         return f"ending of participant {self.participant_id} at {self.ended_at:%Y-%m-%d %H:%M}"
+
+
+class AnswerSketchKey(models.Model):
+    """One key of an answer's sketch: the index that finds an answer's likely near-duplicates
+    without reading every earlier answer of its setting (issue 39).
+
+    Each saved answer gets :data:`~.near_duplicates.KEYS_PER_ANSWER` rows: one per MinHash band
+    of its character 4-grams and one for its whole normalized text
+    (:func:`.near_duplicates.sketch_keys`). Two answers that share a key are candidates, scored
+    with rapidfuzz as before (``writing.near_duplicate_record``). ``setting`` and ``is_pilot``
+    are copied from the answer and its participant so that one index range holds a key's
+    answers of one setting and population, newest last.
+    """
+
+    response = models.ForeignKey(TaskResponse, on_delete=models.CASCADE, related_name="+")
+    setting = models.ForeignKey(Setting, on_delete=models.CASCADE, related_name="+", db_index=False)
+    is_pilot = models.BooleanField()
+    sketch_key = models.BigIntegerField()
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["setting", "is_pilot", "sketch_key", "response"], name="answer_sketch_lookup"),
+        ]
+
+    def __str__(self) -> str:
+        return f"sketch key {self.sketch_key} of response {self.response_id}"

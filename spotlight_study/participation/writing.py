@@ -14,7 +14,9 @@ Both use rapidfuzz (a maintained C++ library of string metrics), on the texts as
 A similarity is symmetric, so the save records it on both answers: the new answer gets its
 highest score, and an earlier answer whose score the new one beats is raised to it
 (:func:`near_duplicate_record`). Each answer then holds its highest similarity to any other
-saved answer, and a study may change its threshold later without a new comparison. Two answers
+saved answer that the sketch index offered as a candidate (:mod:`.near_duplicates`: at most
+16 per save, however many answers the setting has), and a study may change its threshold later
+without a new comparison. Two answers
 saved at the same instant do not see each other (each save reads the committed answers); a
 participant's erasure leaves the scores it raised (both are evidence only: docs/answer-quality.md).
 """
@@ -26,6 +28,7 @@ from collections.abc import Iterable
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import Indel
 
+from . import near_duplicates
 from .flags import normalize_answer
 from .models import TaskResponse
 
@@ -90,9 +93,11 @@ def near_duplicate_record(
 ) -> tuple[int, dict[int, int]]:
     """The new answer's ``near_duplicate_score`` and the earlier answers it raises.
 
-    Reads the saved answers of the other participants in setting ``setting_id`` and the same
-    population, with their stored scores (one query), scores them (:func:`near_duplicate_scores`)
-    and raises the stored score of each earlier answer that the new one beats: the beaten rows
+    Finds the candidates among the saved answers of the other participants in setting
+    ``setting_id`` and the same population through the sketch index
+    (:func:`.near_duplicates.candidate_ids`: a bounded number of index entries, never every
+    earlier answer), reads them with their stored scores (one query), scores them
+    (:func:`near_duplicate_scores`), stores the new answer's sketch, and raises the stored score of each earlier answer that the new one beats: the beaten rows
     are locked in primary-key order (one ``SELECT ... ORDER BY id FOR UPDATE``, so concurrent
     saves cannot deadlock), then one ``UPDATE`` per distinct new score among them, so at most 31
     (scores 70-100) and usually none. An answer already at or above its new score is neither
@@ -102,14 +107,25 @@ def near_duplicate_record(
     score})``: the highest similarity (0 when none reaches the floor) and the rows scored at or
     above the floor (each now holds at least its score). Run inside the answer's transaction.
     """
+    own = (
+        TaskResponse.objects.filter(participant_id=participant_id, setting_id=setting_id)
+        .values_list("pk", flat=True)
+        .first()
+    )
+    keys = near_duplicates.sketch_keys(normalize_answer(answer))
+    candidates = near_duplicates.candidate_ids(
+        setting_id=setting_id, is_pilot=is_pilot, keys=keys, exclude_id=own
+    )
     others = list(
-        TaskResponse.objects.filter(
-            setting_id=setting_id, answered_at__isnull=False, participant__is_pilot=is_pilot
-        )
+        TaskResponse.objects.filter(pk__in=candidates, answered_at__isnull=False)
         .exclude(participant_id=participant_id)
         .order_by()
         .values_list("pk", "answer", "near_duplicate_score")
-    )
+    ) if candidates else []
+    if own is not None:
+        near_duplicates.sketch_save(
+            response_id=own, setting_id=setting_id, is_pilot=is_pilot, keys=keys
+        )
     scores = near_duplicate_scores(answer, [(pk, text) for pk, text, _stored in others])
     stored = {pk: score for pk, _text, score in others}
     beaten = [pk for pk, score in scores.items() if stored[pk] is None or stored[pk] < score]

@@ -1,0 +1,135 @@
+"""The index that finds an answer's likely near-duplicates among the earlier answers of its
+setting, so that an answer's save reads a bounded number of rows however large the study grows
+(issue 39: before, each save read and scored every earlier answer of the setting).
+
+Each saved answer gets a *sketch* (:func:`sketch_keys`), stored as rows of
+:class:`~.models.AnswerSketchKey`:
+
+- **MinHash bands** of the set of its character 4-grams (UTF-8 bytes of the normalized text):
+  :data:`BANDS` bands of :data:`ROWS_PER_BAND` min-hashes each. Two answers whose 4-gram sets
+  have Jaccard similarity J share a given band with probability J ** ROWS_PER_BAND, so at least
+  one of the bands with probability 1 - (1 - J ** 2) ** 32: 0.996 at J = 0.4, 1 - 4e-8 at
+  J = 0.6. Answers of ``fuzz.ratio`` 90 and more (the default threshold of the near-duplicate
+  flag) mostly have 4-gram sets above J = 0.5; unrelated answers of one setting share far fewer
+  4-grams, so few bands. Method: Broder (1997), "On the resemblance and containment of documents"; the banding
+  of Leskovec, Rajaraman and Ullman, *Mining of Massive Datasets*, ch. 3.4.
+- **The whole normalized text**, so that identical answers always meet.
+
+A new answer's candidates are the answers sharing a key with it, at most
+:data:`RECENT_PER_KEY` per key (one index range each, in one statement), ranked by the keys
+they share, each key weighing 1 / (the answers read for it): a key that few answers have says
+more than one that many have (as inverse document frequency does in text retrieval); the first
+:data:`CANDIDATES` are scored with rapidfuzz exactly as before
+(``writing.near_duplicate_scores``). Rows read per save: at most ``KEYS_PER_ANSWER *
+RECENT_PER_KEY`` index entries and ``CANDIDATES`` answers, whatever the number of earlier
+answers. Which scores can differ from a comparison with every earlier answer is written in
+docs/answer-quality.md ("Near-duplicates at scale").
+"""
+from __future__ import annotations
+
+import hashlib
+from collections import Counter, defaultdict
+
+import numpy as np
+from django.db import connection
+
+from .models import AnswerSketchKey
+
+#: Characters (UTF-8 bytes) per shingle: 4-grams tell answers apart better than 3-grams (which
+#: every English answer shares many of) and still survive small edits.
+SHINGLE_BYTES = 4
+#: MinHash bands, and min-hashes per band (see the module docstring for the probabilities).
+BANDS = 32
+ROWS_PER_BAND = 2
+#: Keys per answer: the bands and the whole text.
+KEYS_PER_ANSWER = BANDS + 1
+#: Answers read per key: a key shared by hundreds of answers (a text many participants pasted)
+#: reads only its newest few.
+RECENT_PER_KEY = 8
+#: Answers scored with rapidfuzz per save, those sharing the most keys first.
+CANDIDATES = 16
+
+# Fixed odd multipliers and offsets of the multiply-shift hashes (Dietzfelbinger et al. 1997),
+# one per min-hash: the same on every server and for ever, since stored keys depend on them.
+_RNG = np.random.default_rng(20261206)
+_MULTIPLIERS = _RNG.integers(1, 2**63, size=BANDS * ROWS_PER_BAND, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+_OFFSETS = _RNG.integers(0, 2**63, size=BANDS * ROWS_PER_BAND, dtype=np.uint64)
+_BAND_MIX = _RNG.integers(1, 2**63, size=(ROWS_PER_BAND + 1,), dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+
+
+def sketch_keys(text: str) -> list[int]:
+    """The sketch of an answer: :data:`KEYS_PER_ANSWER` signed 64-bit keys (fewer for a text
+    shorter than :data:`SHINGLE_BYTES` bytes: only the whole-text key).
+
+    Parameters
+    ----------
+    text : str
+        The answer as :func:`.flags.normalize_answer` writes it.
+
+    Returns
+    -------
+    list of int
+        The band keys (each mixes its band's number, so equal min-hashes in different bands
+        differ), then the whole-text key (BLAKE2b, 8 bytes).
+    """
+    data = np.frombuffer(text.encode("utf-8"), dtype=np.uint8).astype(np.uint64)
+    whole = int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "big", signed=True)
+    if len(data) < SHINGLE_BYTES:
+        return [whole]
+    shingles = np.zeros(len(data) - SHINGLE_BYTES + 1, dtype=np.uint64)
+    for i in range(SHINGLE_BYTES):
+        shingles = (shingles << np.uint64(8)) | data[i:len(data) - SHINGLE_BYTES + 1 + i]
+    shingles = np.unique(shingles)
+    with np.errstate(over="ignore"):  # multiply-shift hashing works modulo 2 ** 64
+        hashed = shingles[None, :] * _MULTIPLIERS[:, None] + _OFFSETS[:, None]
+        minima = (hashed >> np.uint64(32)).min(axis=1).reshape(BANDS, ROWS_PER_BAND)
+        bands = np.arange(BANDS, dtype=np.uint64) * _BAND_MIX[-1]
+        for r in range(ROWS_PER_BAND):
+            bands = bands + minima[:, r] * _BAND_MIX[r]
+    return [int(k) for k in bands.view(np.int64)] + [whole]
+
+
+def _candidates_sql(n_keys: int) -> str:
+    """One statement reading at most RECENT_PER_KEY answer ids per key (one index range each)."""
+    table = AnswerSketchKey._meta.db_table
+    branch = (
+        f"SELECT {{i}}, response_id FROM (SELECT response_id FROM {table} "
+        "WHERE setting_id = %s AND is_pilot = %s AND sketch_key = %s "
+        f"ORDER BY response_id DESC LIMIT {RECENT_PER_KEY}) AS k{{i}}"
+    )
+    return " UNION ALL ".join(branch.format(i=i) for i in range(n_keys))
+
+
+def candidate_ids(*, setting_id: int, is_pilot: bool, keys: list[int], exclude_id: int | None) -> list[int]:
+    """Up to :data:`CANDIDATES` ids of earlier answers that share sketch keys with ``keys``, in
+    the setting and population given, the highest weight of shared keys first (then the
+    newest).
+
+    Reads at most ``len(keys) * RECENT_PER_KEY`` index entries, in one statement.
+    ``exclude_id`` (the answer being saved) is never returned.
+    """
+    if not keys:
+        return []
+    params: list = []
+    for key in keys:
+        params += [setting_id, is_pilot, key]
+    with connection.cursor() as cursor:
+        cursor.execute(_candidates_sql(len(keys)), params)
+        rows = cursor.fetchall()
+    per_key = Counter(branch for branch, _pk in rows)
+    weight: dict[int, float] = defaultdict(float)
+    for branch, pk in rows:
+        weight[pk] += 1.0 / per_key[branch]
+    weight.pop(exclude_id, None)
+    ranked = sorted(weight.items(), key=lambda item: (-item[1], -item[0]))
+    return [pk for pk, _count in ranked[:CANDIDATES]]
+
+
+def sketch_save(*, response_id: int, setting_id: int, is_pilot: bool, keys: list[int]) -> None:
+    """Store ``keys`` as the sketch of answer ``response_id`` (replacing an earlier one, if the
+    answer was saved before). Run inside the answer's transaction."""
+    AnswerSketchKey.objects.filter(response_id=response_id).delete()
+    AnswerSketchKey.objects.bulk_create(
+        AnswerSketchKey(response_id=response_id, setting_id=setting_id, is_pilot=is_pilot, sketch_key=k)
+        for k in dict.fromkeys(keys)
+    )
