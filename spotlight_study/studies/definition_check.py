@@ -65,6 +65,13 @@ def _non_text(field: serializers.Field, value: Any, path: str) -> dict[str, str]
     return out
 
 
+def problems_added(before: dict[str, list[str]], after: dict[str, list[str]]) -> dict[str, list[str]]:
+    """The messages of ``after`` that ``before`` did not have at the same path: what a write
+    broke, as opposed to what was broken already."""
+    added = {path: [m for m in msgs if m not in before.get(path, [])] for path, msgs in after.items()}
+    return {path: msgs for path, msgs in added.items() if msgs}
+
+
 def problem_lines(problems: dict[str, list[str]]) -> list[str]:
     """``problems`` as sorted ``"path: message message"`` lines, for a report or a log."""
     return [f"{path}: {' '.join(msgs)}" for path, msgs in sorted(problems.items())]
