@@ -6,6 +6,8 @@ from django.urls import include, path
 from django.utils.functional import lazy
 from django.views.generic import RedirectView
 
+from spotlight_study.studies.views import study_file_schema
+
 urlpatterns = [
     # First: the participant pages are nearly every request of a running study, and Django tries
     # the patterns in order (their ``s/<slug>/`` prefix overlaps no other pattern).
@@ -15,6 +17,8 @@ urlpatterns = [
     # from templates/base.html). Lazy: the static URL (hashed in production) is read per request.
     path("favicon.ico", RedirectView.as_view(url=lazy(static, str)("img/favicon.svg"), permanent=False)),
     path("admin/", admin.site.urls),
+    # The study file's JSON Schema for editors (docs/study-file.md), public.
+    path("schema/study-file.json", study_file_schema, name="study_file_schema"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     # One-time links to set a password (manage.py add_annotator, the researcher team page).

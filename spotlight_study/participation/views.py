@@ -14,7 +14,8 @@ row, the survey inserts its answers); a typed draft (:func:`draft`) is one ``UPD
 """
 from __future__ import annotations
 
-from functools import lru_cache
+import logging
+from functools import lru_cache, wraps
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
@@ -25,8 +26,10 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from spotlight_study.errors import PARTICIPANT, csrf_failure_kept, error_context
 from spotlight_study.exceptions import domain_error_body
+from spotlight_study.studies.errors import StudyUnavailable
 from spotlight_study.studies.plan import (
     StudyPlan,
+    plan_usable,
     study_plan,
     study_plan_for_slug,
     study_plan_for_slug_recent,
@@ -41,6 +44,8 @@ from .models import Participant
 from .ratelimit import arrival_admit, draft_admit
 from .selectors import participant_exists, participant_for_page
 from .steps.statements import participant_locked
+
+logger = logging.getLogger(__name__)
 
 
 def _unknown_study(request: HttpRequest) -> HttpResponse:
@@ -57,6 +62,30 @@ def _no_session(request: HttpRequest, slug: str) -> HttpResponse:
         return render(request, "participation/no_session.html", {"study": plan}, status=403)
 
 
+def _unavailable(request: HttpRequest, error: StudyUnavailable) -> HttpResponse:
+    """503 "not open at the moment", in the study's language, for a study whose stored
+    definition ``import_study`` would refuse; the problems go to the log, not to the page."""
+    logger.warning("%s", error)
+    with study_language(request, error):
+        response = render(request, "participation/unavailable.html", status=503)
+    response["Retry-After"] = "600"
+    return response
+
+
+def _refuse_unavailable(view):
+    """Answer :class:`StudyUnavailable` from ``view`` with :func:`_unavailable`: no part of a
+    broken definition reaches a participant, and none of it gives a 500."""
+
+    @wraps(view)
+    def wrapped(request: HttpRequest, slug: str) -> HttpResponse:
+        try:
+            return view(request, slug)
+        except StudyUnavailable as error:
+            return _unavailable(request, error)
+
+    return wrapped
+
+
 def _say(request: HttpRequest, level: int, message) -> None:
     """Queue a message for the next page, translated now: the message store writes it after
     the view, when the study's language is no longer active."""
@@ -65,6 +94,7 @@ def _say(request: HttpRequest, level: int, message) -> None:
 
 @require_GET
 @never_cache
+@_refuse_unavailable
 def entry(request: HttpRequest, slug: str) -> HttpResponse:
     """Arrival from Prolific: validate the IDs, assign a cell (or resume), bind the browser.
 
@@ -76,7 +106,7 @@ def entry(request: HttpRequest, slug: str) -> HttpResponse:
     study = study_plan_for_slug(slug)
     if study is None:
         return _unknown_study(request)
-    with study_language(request, study):
+    with study_language(request, plan_usable(study)):
         return _entry(request, study)
 
 
@@ -129,6 +159,7 @@ def _entry(request: HttpRequest, study: StudyPlan) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 @never_cache
+@_refuse_unavailable
 def step(request: HttpRequest, slug: str) -> HttpResponse:
     """The participant's current step: GET renders it, POST submits it and always redirects.
 
@@ -145,13 +176,13 @@ def step(request: HttpRequest, slug: str) -> HttpResponse:
             if participant is None:
                 return _no_session(request, slug)
             plan = study_plan(study_id=participant.study_id, version=participant.definition_version)
-            with study_language(request, plan):
+            with study_language(request, plan_usable(plan)):
                 return _post(request, plan, participant)
     participant = participant_for_page(participant_id=participant_id, slug=slug)
     if participant is None:
         return _no_session(request, slug)
     plan = study_plan(study_id=participant.study_id, version=participant.definition_version)
-    with study_language(request, plan):
+    with study_language(request, plan_usable(plan)):
         template, ctx = steps.page(
             participant=participant,
             plan=plan,
@@ -247,7 +278,16 @@ def draft(request: HttpRequest, slug: str) -> HttpResponse:
             "This browser has no session in this study; open the study again from Prolific.",
             code="no_session", http_status=403,
         ))
-    plan = study_plan_for_slug_recent(slug)
+    try:
+        plan = study_plan_for_slug_recent(slug)
+        if plan is not None:
+            plan_usable(plan)
+    except StudyUnavailable as error:
+        logger.warning("%s", error)
+        return _draft_refusal(InvalidDraft(
+            "This study is not open at the moment; the draft was not kept.",
+            code="study_unavailable", http_status=503,
+        ))
     if plan is None:
         return _draft_refusal(InvalidDraft("There is no such study.", code="unknown_study", http_status=404))
     allowance = draft_admit(request, slug=slug, participant_id=participant_id)

@@ -22,6 +22,7 @@ from spotlight_study.participation.models import Participant
 from spotlight_study.prolific.models import ProlificStudy
 from spotlight_study.stimuli.mining import premise_problem_here
 from spotlight_study.studies.content import pattern_problems
+from spotlight_study.studies.definition_check import stored_definition_problems
 from spotlight_study.studies.design import design_warnings
 from spotlight_study.studies.freeze import study_freeze_reason
 from spotlight_study.studies.models import Study
@@ -84,6 +85,48 @@ class LaunchReport:
     def add(self, check: str, status: str, detail: str) -> None:
         """Append one item."""
         self.items.append(LaunchItem(check=check, status=status, detail=detail))
+
+
+def _definition_items(report: LaunchReport, study: Study) -> None:
+    """The stored definition checked as ``import_study`` would check its file
+    (:func:`~spotlight_study.studies.definition_check.stored_definition_problems`): one no-go
+    per path, as :func:`file_check` reports a file; and a no-go for a study without a main
+    setting (no cells, no task for anyone)."""
+    problems = stored_definition_problems(study)
+    for where, messages in sorted(problems.items()):
+        report.add(f"Study definition: {where}", NO_GO, " ".join(messages))
+    if not problems:
+        report.add(
+            "Study definition",
+            GO,
+            "The stored definition would import as it is (its `export_study` file passes "
+            "`import_study`'s validation).",
+        )
+    n_main = sum(1 for s in study.settings.all() if s.kind == s.Kind.MAIN)
+    if n_main:
+        report.add("Main settings", GO, f"{n_main} main setting(s).")
+    else:
+        report.add(
+            "Main settings",
+            NO_GO,
+            "The study has no main setting, so it has no cells and no participant would see a "
+            "task. Add one to the study file (`export_study`, edit, `import_study --replace`) or "
+            "build one on the Stimuli pages.",
+        )
+
+
+def _malformed_guard(report: LaunchReport, check: str, add_items) -> None:
+    """Run ``add_items()``; a stored value of a shape it cannot read (already a no-go of the
+    Study definition items) makes ``check`` a no-go that says so, instead of failing the check."""
+    try:
+        add_items()
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:
+        report.add(
+            check,
+            NO_GO,
+            f"Cannot be checked: the stored definition holds a value of the wrong shape "
+            f"({type(exc).__name__}); see the Study definition items.",
+        )
 
 
 def _content_items(report: LaunchReport, study: Study) -> None:
@@ -323,7 +366,8 @@ def launch_check(
     Returns
     -------
     LaunchReport
-        Items in this order: token patterns, design, completion codes, Prolific link, webhook
+        Items in this order: the stored definition (one no-go per path ``import_study`` would
+        refuse, :func:`_definition_items`), main settings, token patterns, design, completion codes, Prolific link, webhook
         secret, reward per hour and (with ``check_url``) the workspace balance
         (:mod:`.launch_prolific`), annotators, study URL, study address (loopback, private or
         plain-HTTP addresses warn; only with a base URL), abandonment timeout, pilot, status (and,
@@ -331,8 +375,9 @@ def launch_check(
         Premise cannot run, a warning naming c-TF-IDF).
     """
     report = LaunchReport(subject=study.slug)
-    _content_items(report, study)
-    _design_items(report, study_design_warnings(study))
+    _definition_items(report, study)
+    _malformed_guard(report, "Token patterns", lambda: _content_items(report, study))
+    _malformed_guard(report, "Design", lambda: _design_items(report, study_design_warnings(study)))
     _codes_item(report, study.completion_code, study.failed_check_code, study.no_consent_code)
     _prolific_items(report, study)
     ps = ProlificStudy.objects.filter(study=study).first()

@@ -17,6 +17,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Max
 
+from spotlight_study.studies.definition_check import problem_lines, problems_added, stored_definition_problems
 from spotlight_study.studies.models import Setting, Study, TokenPattern
 
 from .errors import SettingBuildError, StimuliError
@@ -350,13 +351,17 @@ def setting_create_from_patterns(
     SettingBuildError
         If the study has participants (a new main setting changes its counterbalancing cells,
         and the cells of people who took part must not change), the key is taken, the mining job
-        has not succeeded, a pattern is not from this job, or there are too few outputs.
+        has not succeeded, a pattern is not from this job, or there are too few outputs; or
+        if the study with the new setting would break a rule of the study file that it kept
+        before (:func:`~spotlight_study.studies.definition_check.stored_definition_problems`,
+        e.g. a pattern whose group claim fails on the sampled texts). Nothing is saved then.
     ValidationError
         For a bad key or title.
     """
     with transaction.atomic():
         study = Study.objects.select_for_update().get(pk=study.pk)
         _check_study_open(study, choice=choice)
+        before = stored_definition_problems(study)
         if mining_job.status != JobStatus.SUCCEEDED:
             raise SettingBuildError("The mining job has not finished successfully.")
         ids = [choice.target_pattern_id, *choice.distractor_pattern_ids]
@@ -407,6 +412,15 @@ def setting_create_from_patterns(
         # study (import_study --as-slug) keeps it.
         setting.provenance = provenance_record(source)
         setting.save(update_fields=["provenance"])
+        # The one gate of a definition: the study with this setting must be one import_study
+        # accepts (e.g. the pattern's group claim must hold on the sampled texts).
+        added = problems_added(before, stored_definition_problems(Study.objects.get(pk=study.pk)))
+        if added:
+            raise SettingBuildError(
+                "The study with this setting would not pass the study file's checks, so it was "
+                "not added: " + " ".join(problem_lines(added))
+                + " Draw another sample (another seed) or pick other outputs."
+            )
     return setting
 
 

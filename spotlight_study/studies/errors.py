@@ -45,3 +45,22 @@ class StudyFileError(StudyError):
     def message(self) -> str:
         """The one-line summary for an error body (the fields carry the details)."""
         return "The study file is invalid."
+
+
+class StudyUnavailable(StudyError):
+    """A stored study definition that ``import_study`` would refuse: participants get a "not
+    available" page (503), never the study. ``problems`` are ``"path: message"`` lines for the
+    researcher (``manage.py launch_check`` names the same paths); the participant sees none."""
+
+    code = "study_unavailable"
+    http_status = 503
+
+    def __init__(self, *, slug: str, problems: tuple[str, ...] | list[str], language: str = "en"):
+        self.slug = slug
+        self.problems = tuple(problems)
+        #: The study's language, for the participant's page (as a plan's ``language``).
+        self.language = language
+        super().__init__(
+            f"Study '{slug}' is not available: its definition would not import "
+            f"({'; '.join(self.problems)}). Run `manage.py launch_check {slug}`."
+        )

@@ -57,7 +57,13 @@ def _by_schema(serializer: serializers.Serializer, rules: Rules, *, omit: Callab
         )
     out = {}
     for name in serializer.fields:
-        value = rules[name]()
+        try:
+            value = rules[name]()
+        except (TypeError, ValueError):
+            # A stored value of the wrong type (a row edited outside the import, e.g. a list
+            # field holding null): written as null, so that the validation of the file names
+            # its path ("This field may not be null.") instead of the export failing.
+            value = None
         if omit is None or not omit(name, value):
             out[name] = value
     return out
@@ -65,12 +71,14 @@ def _by_schema(serializer: serializers.Serializer, rules: Rules, *, omit: Callab
 
 def _stored(field: serializers.Field, value: Any) -> Any:
     """A value stored as the schema's cleaned data (``Study.survey``, ``Setting.provenance``),
-    copied field by field in the schema's order; a key the schema does not know is dropped."""
+    copied field by field in the schema's order; a key the schema does not know is dropped.
+    A value of another shape than the field's (a row edited outside the import) is written as
+    it is, for the validation to name it."""
     if value is None:
         return None
-    if isinstance(field, serializers.ListSerializer):
+    if isinstance(field, serializers.ListSerializer) and isinstance(value, list):
         return [_stored(field.child, item) for item in value]
-    if isinstance(field, serializers.Serializer):
+    if isinstance(field, serializers.Serializer) and isinstance(value, dict):
         out = {}
         for name, child in field.fields.items():
             if name in value:
@@ -81,10 +89,16 @@ def _stored(field: serializers.Field, value: Any) -> Any:
     return copy.deepcopy(value)
 
 
+def _copy(value: Any) -> Any:
+    """A copy of a stored JSON value, as stored: a list stays a list, and anything else (a row
+    edited outside the import) is written as it is, for the validation to name."""
+    return list(value) if isinstance(value, list) else copy.deepcopy(value)
+
+
 def _pattern(pattern: TokenPattern) -> dict[str, Any]:
     unchecked = bool(pattern.unchecked_reason)
     rules: Rules = {
-        "tokens": lambda: list(pattern.tokens),
+        "tokens": lambda: _copy(pattern.tokens),
         "group": lambda: pattern.group,
         "unchecked": lambda: unchecked,
         "unchecked_reason": lambda: pattern.unchecked_reason,
@@ -100,12 +114,12 @@ def _setting(setting: Setting, serializer: SettingSerializer) -> dict[str, Any]:
     rules: Rules = {
         "key": lambda: setting.key,
         "title": lambda: setting.title,
-        "group1": lambda: list(setting.group1_texts),
-        "group2": lambda: list(setting.group2_texts),
+        "group1": lambda: _copy(setting.group1_texts),
+        "group2": lambda: _copy(setting.group2_texts),
         "patterns": lambda: [_pattern(p) for p in patterns if not p.is_distractor],
         "distractor_patterns": lambda: [_pattern(p) for p in patterns if p.is_distractor],
         "target_description": lambda: setting.target_description,
-        "check_keywords": lambda: list(setting.check_keywords),
+        "check_keywords": lambda: _copy(setting.check_keywords),
         "provenance": lambda: _stored(serializer.fields["provenance"], setting.provenance),
     }
     return _by_schema(serializer, rules, omit=lambda name, value: name == "provenance" and value is None)
@@ -116,7 +130,7 @@ def _annotation(study: Study, settings: list[Setting]) -> dict[str, Any]:
         return _by_schema(
             AnnotationSettingSerializer(),
             {
-                "tags": lambda: list(setting.annotation_tags),
+                "tags": lambda: _copy(setting.annotation_tags),
                 "surface_difference": lambda: setting.surface_difference,
             },
         )
@@ -185,8 +199,8 @@ def study_file_data(study: Study) -> dict[str, Any]:
         "answer_flags": lambda: _stored(AnswerFlagsSerializer(), study.answer_flag_thresholds or {}),
         "failed_check_policy": lambda: study.failed_check_policy,
         "instruction_check_attempts": lambda: study.instruction_check_attempts,
-        "holding_flags": lambda: list(study.holding_flags),
-        "conditions": lambda: list(study.conditions),
+        "holding_flags": lambda: _copy(study.holding_flags),
+        "conditions": lambda: _copy(study.conditions),
         "training": lambda: _setting(training, TrainingSettingSerializer()),
         "settings": lambda: [_setting(s, SettingSerializer()) for s in mains],
         "survey": lambda: _stored(SurveySerializer(), study.survey),

@@ -18,13 +18,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
 from spotlight_study.compiled_sql import SENTINEL_STR, PreparedQuery
 
+from .definition_check import problem_lines, stored_definition_problems
 from .design import Cell, build_cells
+from .errors import StudyUnavailable
 from .languages import pattern_label
 from .models import Setting, Study, TokenPattern, new_definition_version
 
@@ -134,6 +136,10 @@ class StudyPlan:
     main: tuple[SettingPlan, ...]
     cells: tuple[Cell, ...]
     _by_key: Mapping = field(repr=False)
+    #: What ``import_study`` would refuse in this definition, as ``"path: message"`` lines
+    #: (:mod:`.definition_check`); set by :func:`study_plan`, empty on a plan compiled
+    #: otherwise. Participant pages refuse a plan that has any (``StudyUnavailable``).
+    definition_problems: tuple[str, ...] = ()
 
     @property
     def pk(self) -> int:
@@ -227,15 +233,41 @@ def study_plan(*, study_id: int, version: int) -> StudyPlan:
 
     A cached plan of another version is replaced by the definition as it is now (three queries:
     the study, its settings, their patterns), whose version may be newer than ``version`` if
-    an edit landed in between. Raises ``Study.DoesNotExist`` if the study is gone.
+    an edit landed in between. A compiled plan carries its ``definition_problems``. Raises
+    ``Study.DoesNotExist`` if the study is gone, and :class:`~.errors.StudyUnavailable` if the
+    stored definition cannot even be compiled (a value of the wrong type).
     """
     plan = _PLANS.get(study_id)
     if plan is not None and plan.version == version:
         return plan
     from .selectors import studies_with_settings
 
-    plan = plan_compile(studies_with_settings().get(pk=study_id))
+    study = studies_with_settings().get(pk=study_id)
+    # The definition is checked as an import would check it, once per version and process
+    # (about 10 ms for the reference study, no query: the settings are prefetched).
+    problems = tuple(problem_lines(stored_definition_problems(study)))
+    try:
+        plan = plan_compile(study)
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:
+        # A stored value of a shape no page can show (a row edited outside the import).
+        raise StudyUnavailable(
+            slug=study.slug,
+            problems=problems or (f"(definition): {type(exc).__name__}: {exc}",),
+            language=study.language,
+        ) from exc
+    if problems:
+        plan = replace(plan, definition_problems=problems)
     _PLANS[study_id] = plan
+    return plan
+
+
+def plan_usable(plan: StudyPlan) -> StudyPlan:
+    """``plan`` itself, for a participant page; raises :class:`~.errors.StudyUnavailable` when
+    its definition is one ``import_study`` would refuse (``plan.definition_problems``)."""
+    if plan.definition_problems:
+        raise StudyUnavailable(
+            slug=plan.slug, problems=plan.definition_problems, language=plan.language
+        )
     return plan
 
 

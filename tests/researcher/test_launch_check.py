@@ -130,18 +130,19 @@ def _few_annotators(study):
 
 
 @pytest.mark.parametrize(
-    "breakage,check,words",
+    "breakage,check,words,path",
     [
-        (_bad_pattern, "Token patterns", "`banana` occurs in none"),
-        (_same_codes, "Completion codes", "share a completion code"),
-        (_short_timeout, "Abandonment timeout", "is shorter than maximum_minutes"),
-        (_no_pilot, "Pilot", "No completed pilot participant"),
-        (_few_annotators, "Annotators", "needs k = 2 annotators"),
+        (_bad_pattern, "Token patterns", "`banana` occurs in none", "settings[1].patterns[0]"),
+        (_same_codes, "Completion codes", "share a completion code", "completion_codes.no_consent"),
+        (_short_timeout, "Abandonment timeout", "is shorter than maximum_minutes", "abandonment_timeout_minutes"),
+        (_no_pilot, "Pilot", "No completed pilot participant", None),
+        (_few_annotators, "Annotators", "needs k = 2 annotators", None),
     ],
     ids=["pattern", "codes", "timeout", "pilot", "annotators"],
 )
-def test_each_blocking_problem_is_a_no_go(client, demo_study, settings, breakage, check, words):
-    """Each problem turns its own item to no-go, and only that item."""
+def test_each_blocking_problem_is_a_no_go(client, demo_study, settings, breakage, check, words, path):
+    """Each problem turns its own item to no-go, and only that item; a problem of the stored
+    definition also names its path, as an import of the study's file would (issue 35)."""
     settings.PROLIFIC_WEBHOOK_SECRET = "webhook-secret-for-tests"
     _annotators(2)
     _completed_pilot(client, demo_study.slug)
@@ -150,7 +151,8 @@ def test_each_blocking_problem_is_a_no_go(client, demo_study, settings, breakage
     breakage(demo_study)
     report = launch_check(study=study_get_with_settings(slug=demo_study.slug), check_url=False)
     assert not report.go
-    assert [item.check for item in report.items if item.status == NO_GO] == [check]
+    definition = [f"Study definition: {path}"] if path else []
+    assert [item.check for item in report.items if item.status == NO_GO] == [*definition, check]
     assert words in next(item.detail for item in report.items if item.check == check)
 
 
@@ -222,3 +224,22 @@ def test_rejecting_failed_checks_is_a_warning(demo_study):
     assert "reject only with" in detail and "--failed-check-review request_return" in detail
     ProlificStudy.objects.filter(pk=ps.pk).update(failed_check_review="request_return")
     assert _status(launch_check(study=demo_study, check_url=False), "Failed checks") == GO
+
+
+def test_a_study_without_main_setting_is_a_no_go(demo_study):
+    """A study whose main settings are gone is a no-go (it was only a design warning), and the
+    stored definition names the path an import would refuse: settings."""
+    from spotlight_study.studies.models import Setting
+
+    Setting.objects.filter(study=demo_study, kind=Setting.Kind.MAIN).delete()
+    report = launch_check(study=study_get_with_settings(slug=demo_study.slug), check_url=False)
+    no_go = {item.check: item.detail for item in report.items if item.status == NO_GO}
+    assert "no main setting" in no_go["Main settings"]
+    assert no_go["Study definition: settings"] == "Ensure this field has at least 1 elements."
+
+
+def test_a_valid_stored_definition_is_go(demo_study):
+    """The demo study as imported passes the stored-definition check, and says so."""
+    report = launch_check(study=study_get_with_settings(slug=demo_study.slug), check_url=False)
+    assert _status(report, "Study definition") == GO
+    assert _status(report, "Main settings") == GO

@@ -175,3 +175,16 @@ def test_build_view_shows_the_refusal(staff_client, mined_job, demo_study, clien
     assert response.status_code == 200
     assert "already has participants" in response.content.decode()
     assert not demo_study.settings.filter(key="pronouns").exists()
+
+
+def test_a_setting_the_study_file_would_refuse_is_not_added(mined_job, demo_study):
+    """A built setting goes through the study file's checks (issue 35): when the target pattern
+    occurs in none of the texts shown, the build is refused with the import's message and
+    nothing is added."""
+    Output.objects.filter(stimulus_set_id=mined_job.stimulus_set_id).update(text="They treat patients.")
+    picked = list(Output.objects.filter(stimulus_set_id=mined_job.stimulus_set_id).order_by("group", "index")
+                  .values_list("pk", flat=True))
+    with pytest.raises(SettingBuildError) as info:
+        build(mined_job, demo_study, selection="hand", picked_output_ids=(picked[0], picked[-1]))
+    assert "settings[2].patterns[0]: `She` occurs in none of the setting's texts" in str(info.value)
+    assert not Setting.objects.filter(study=demo_study, key="pronouns").exists()

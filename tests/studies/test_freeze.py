@@ -126,59 +126,59 @@ def test_as_slug_copies_a_frozen_study_as_a_new_version(client, demo_study, caps
 
 
 def test_admin_study_form_is_read_only_once_frozen(client, admin_client, demo_study):
-    """After a consent the admin ignores changes to the consent text but still saves the status."""
+    """The admin never edits the consent text (issue 35: the definition is read-only there, before
+    and after a consent), but still saves the status; after a consent it says the study is frozen."""
     url = f"/admin/studies/study/{demo_study.pk}/change/"
-    fields = _form(admin_client, url)
-    fields["consent_text"] = "Editable before anyone consented."
-    response = admin_client.post(url, fields)
-    assert response.status_code == 302, response.content.decode()[:2000]
-    demo_study.refresh_from_db()
-    assert demo_study.consent_text == "Editable before anyone consented."
-
-    _consent(client, demo_study.slug)
-    page = admin_client.get(url).content.decode()
-    assert "is frozen: 1 real participant has consented" in page and "--as-slug" in page
-    fields = _form(admin_client, url)
-    assert "consent_text" not in fields and "instructions_text" not in fields
-    fields.update(consent_text="Changed after consent.", status="paused")
-    response = admin_client.post(url, fields)
-    assert response.status_code == 302
-    demo_study.refresh_from_db()
-    assert demo_study.consent_text == "Editable before anyone consented."
-    assert demo_study.status == "paused"
+    original = demo_study.consent_text
+    for consented in (False, True):
+        if consented:
+            Study.objects.filter(pk=demo_study.pk).update(status="live")
+            _consent(client, demo_study.slug)
+            page = admin_client.get(url).content.decode()
+            assert "is frozen: 1 real participant has consented" in page and "--as-slug" in page
+        fields = _form(admin_client, url)
+        assert "consent_text" not in fields and "instructions_text" not in fields
+        fields.update(consent_text="Changed in the admin.", status="paused" if consented else "closed")
+        response = admin_client.post(url, fields)
+        assert response.status_code == 302, response.content.decode()[:2000]
+        demo_study.refresh_from_db()
+        assert demo_study.consent_text == original
+        assert demo_study.status == ("paused" if consented else "closed")
 
 
 def test_admin_setting_texts_and_patterns_are_read_only_once_frozen(client, admin_client, demo_study):
-    """After a consent a setting's texts and its patterns cannot be changed, added or deleted."""
+    """A setting's texts and its patterns cannot be changed, added or deleted in the admin, before
+    or after a consent (issue 35); its target description stays editable."""
     setting = Setting.objects.get(study=demo_study, key="doctor")
     url = f"/admin/studies/setting/{setting.pk}/change/"
-    before = _form(admin_client, url)
-    assert "group1_texts" in before and "patterns-0-tokens" in before
-    _consent(client, demo_study.slug)
-    fields = _form(admin_client, url)
-    assert "group1_texts" not in fields
-    assert not [name for name in fields if name.startswith("patterns-0-tokens")]
-    fields["target_description"] = "Annotators may still refine this."
-    fields["group1_texts"] = '["Changed"]'
-    response = admin_client.post(url, fields)
-    assert response.status_code == 302
-    setting.refresh_from_db()
-    assert setting.group1_texts[0].startswith("Dr. Smith")
-    assert setting.target_description == "Annotators may still refine this."
-    assert TokenPattern.objects.filter(setting=setting).count() == 3
-    delete = admin_client.post(f"/admin/studies/setting/{setting.pk}/delete/", {"post": "yes"})
-    assert delete.status_code == 302 and Setting.objects.filter(pk=setting.pk).exists()
+    for consented in (False, True):
+        if consented:
+            _consent(client, demo_study.slug)
+        fields = _form(admin_client, url)
+        assert "group1_texts" not in fields
+        assert not [name for name in fields if name.startswith("patterns-") and name.endswith(("tokens", "group"))]
+        fields["target_description"] = f"Annotators may still refine this ({consented})."
+        fields["group1_texts"] = '["Changed"]'
+        response = admin_client.post(url, fields)
+        assert response.status_code == 302, response.content.decode()[:2000]
+        setting.refresh_from_db()
+        assert setting.group1_texts[0].startswith("Dr. Smith")
+        assert setting.target_description == f"Annotators may still refine this ({consented})."
+        assert TokenPattern.objects.filter(setting=setting).count() == 3
+        delete = admin_client.post(f"/admin/studies/setting/{setting.pk}/delete/", {"post": "yes"})
+        assert delete.status_code == 302 and Setting.objects.filter(pk=setting.pk).exists()
 
 
 def test_admin_refuses_a_new_setting_for_a_frozen_study(client, admin_client, demo_study):
-    """Adding a setting to a frozen study through the admin is refused with the copy hint."""
+    """Adding a setting (or a study) in the admin is refused for every study, frozen or not: a
+    definition comes from its study file (issue 35)."""
+    for path in ("/admin/studies/setting/add/", "/admin/studies/study/add/"):
+        assert admin_client.get(path).status_code == 403
     _consent(client, demo_study.slug)
-    fields = _form(admin_client, "/admin/studies/setting/add/")
-    fields.update(
-        study=str(demo_study.pk), key="extra", kind="main", position="5", title="Extra",
-        group1_texts='["a"]', group2_texts='["b"]', check_keywords="[]", annotation_tags="[]",
+    response = admin_client.post(
+        "/admin/studies/setting/add/",
+        {"study": str(demo_study.pk), "key": "extra", "kind": "main", "position": "5", "title": "Extra",
+         "group1_texts": '["a"]', "group2_texts": '["b"]', "check_keywords": "[]", "annotation_tags": "[]"},
     )
-    response = admin_client.post("/admin/studies/setting/add/", fields)
-    assert response.status_code == 200
-    assert "is frozen" in response.content.decode()
+    assert response.status_code == 403
     assert not Setting.objects.filter(key="extra").exists()
