@@ -22,6 +22,7 @@ from .models import Condition, Study
 from .quality_flags import default_holding_flags, known_flag_keys
 from .rules import abandonment_timeout_too_short, completion_code_clashes
 from .schema_provenance import ProvenanceSerializer, provenance_errors
+from .schema_survey import SurveyItemSerializer  # noqa: F401 (re-exported: items with types)
 
 LIKERT_POINTS = 5
 
@@ -95,13 +96,6 @@ class TrainingSettingSerializer(SettingSerializer):
                 "The training setting needs at least one pattern: it introduces the pattern box."
             )
         return value
-
-
-class SurveyItemSerializer(serializers.Serializer):
-    """A survey item: ``key`` (a slug used in the export) and the statement shown."""
-
-    key = serializers.SlugField(max_length=50)
-    text = serializers.CharField(max_length=500)
 
 
 class SurveySerializer(serializers.Serializer):
