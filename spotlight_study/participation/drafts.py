@@ -27,6 +27,7 @@ from spotlight_study.studies.plan import StudyPlan
 from .errors import ForeignDraft, InvalidDraft
 from .models import Participant
 from .services import step_token_of
+from .survey_items import draft_choices
 from .steps.statements import participant_save, typed_draft_saved
 
 # A Unicode noncharacter (never valid in submitted text) standing for NUL inside stored drafts.
@@ -73,20 +74,12 @@ _MAX_PLANS = 256
 
 
 def _survey_choices(plan: StudyPlan) -> dict[str, frozenset[str]]:
-    """``{radio name: its values}`` of the survey of ``plan`` over all the study's conditions,
+    """``{field name: its values}`` of the survey of ``plan`` over all the study's conditions,
     built once per plan (a compiled plan never changes: an edit makes a new one)."""
     cached = _SURVEY_NAMES.get(id(plan))
     if cached is not None and cached[0] is plan:
         return cached[1]
-    survey = plan.survey
-    likert = frozenset(str(i + 1) for i in range(len(survey.get("likert_scale", ()))))
-    frequency = frozenset(str(i + 1) for i in range(len(survey.get("frequency_scale", ()))))
-    names = {
-        f"c__{condition}__{item['key']}": likert
-        for condition in plan.conditions
-        for item in survey.get("condition_items", ())
-    }
-    names.update({f"b__{item['key']}": frequency for item in survey.get("background_items", ())})
+    names = draft_choices(plan.survey, plan.conditions)  # typed items too (survey_items.py)
     if len(_SURVEY_NAMES) >= _MAX_PLANS:
         _SURVEY_NAMES.clear()
     _SURVEY_NAMES[id(plan)] = (plan, names)  # the plan is kept so that its id is not reused

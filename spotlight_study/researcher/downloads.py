@@ -21,6 +21,9 @@ from datetime import datetime
 
 from django.utils import timezone
 
+from spotlight_study.results.survey_columns import (
+    has_typed_items, option_column, option_columns, wide_option_cells,
+)
 from spotlight_study.results.exports import (
     PARTICIPANTS_COLUMNS,
     RESPONSES_COLUMNS,
@@ -179,12 +182,17 @@ def wide_rows(*, study: Study, rows: dict[str, list[dict]]) -> tuple[list[str], 
         by_participant[r["participant"]][r["setting"]] = r
     survey: dict[str, dict[str, int]] = defaultdict(dict)
     survey_columns = sorted({(a["condition"], a["item"]) for a in rows["survey"]})
+    options = option_columns(study.survey or {})  # a multi_choice item: one 0/1 column per option
     for a in rows["survey"]:
-        survey[a["participant"]][f"survey_{a['condition']}_{a['item']}"] = a["response"]
+        column = f"survey_{a['condition']}_{a['item']}"
+        survey[a["participant"]][column] = a["response"]
+        if a["item"] in options:
+            survey[a["participant"]].update(wide_option_cells(column, a["response"], options[a["item"]]))
     columns = [
         *WIDE_PARTICIPANT_COLUMNS,
         *(f"{key}_{suffix}" for key in settings for suffix, _src in WIDE_SETTING_COLUMNS),
-        *(f"survey_{condition}_{item}" for condition, item in survey_columns),
+        *(c for condition, item in survey_columns
+          for c in _survey_item_columns(f"survey_{condition}_{item}", options.get(item))),
     ]
     out = []
     for p in rows["participants"]:
@@ -208,6 +216,11 @@ def wide_rows(*, study: Study, rows: dict[str, list[dict]]) -> tuple[list[str], 
         row.update(survey.get(p["participant"], {}))
         out.append(row)
     return columns, out
+
+
+def _survey_item_columns(column: str, options: list[str] | None) -> list[str]:
+    """The wide file's column of one survey item, then a multi_choice item's option columns."""
+    return [column, *(option_column(column, o) for o in options or ())]
 
 
 def column_descriptions(
@@ -242,13 +255,19 @@ def column_descriptions(
             elif column in wide_participant:
                 meaning = wide_participant[column]
             else:
-                meaning = _wide_meaning(column, settings)
+                meaning = _wide_meaning(column, settings, has_typed_items(study.survey or {}))
             described.append((column, meaning or "(no description)"))
         out[name] = described
     return out
 
 
-def _wide_meaning(column: str, settings: list[str]) -> str | None:
+def _wide_meaning(column: str, settings: list[str], typed: bool = False) -> str | None:
+    if column.startswith("survey_") and "." in column:
+        item, option = column[len("survey_"):].split(".", 1)
+        return f"survey answer {item}: 1 if the option {option!r} was checked, else 0; empty if not answered"
+    if column.startswith("survey_") and typed:
+        return (f"survey answer {column[len('survey_'):]} (condition_item), as in survey.csv's "
+                "response (by the item's type, docs/export.md); empty if not answered")
     if column.startswith("survey_"):
         return (
             f"survey answer {column[len('survey_'):]} (condition_item), 1-5 as in survey.csv; "

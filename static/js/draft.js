@@ -2,7 +2,7 @@
 // and a draft is never an answer: only the page's own submit saves one.
 // A form marked data-draft="<url>" (a task's answer form, the survey) sends what has been typed
 // or chosen so far to that URL, as the form itself would post it (CSRF token, page token, its
-// text boxes and checked radio buttons):
+// text boxes, number fields and checked radio buttons and checkboxes):
 // - after a pause in typing (DELAY_MS), and
 // - when the page is hidden, frozen, left, reloaded or closed (visibilitychange, freeze,
 //   beforeunload, pagehide), with a request that outlives the page (fetch keepalive, else
@@ -23,7 +23,10 @@
   var sent = null; // the body of the last save sent; an unchanged form is not sent again
   var done = false; // submitted, or the page turned out to be stale: send nothing more
 
-  function fields() { return form.querySelectorAll("textarea[name], input[type=radio][name]"); }
+  function fields() {
+    return form.querySelectorAll("textarea[name], input[type=radio][name], input[type=checkbox][name], input[type=number][name]");
+  }
+  function choosable(el) { return el.type === "radio" || el.type === "checkbox"; }
   function hidden(name) {
     var el = form.querySelector('input[type=hidden][name="' + name + '"]');
     return el ? el.value : "";
@@ -38,7 +41,7 @@
   if (nav && (nav.type === "reload" || nav.type === "back_forward")) {
     Array.prototype.forEach.call(fields(), function (el) {
       if (el === document.activeElement) { return; }
-      if (el.type === "radio") {
+      if (choosable(el)) {
         el.checked = el.defaultChecked;
       } else if (el.value !== el.defaultValue) {
         el.value = el.defaultValue;
@@ -52,7 +55,7 @@
     data.append("csrfmiddlewaretoken", hidden("csrfmiddlewaretoken"));
     data.append("token", hidden("token"));
     Array.prototype.forEach.call(fields(), function (el) {
-      if (el.type !== "radio" || el.checked) { data.append(el.name, el.value); }
+      if (!choosable(el) || el.checked) { data.append(el.name, el.value); }
     });
     return data.toString();
   }
