@@ -242,9 +242,12 @@ def _ordered_comparison(item, treated: pd.Series, base: pd.Series, treatment: st
     return between, paired
 
 
-def _nominal_entry(table: list[list[int]], columns: list[str], treatment: str) -> dict:
+def _nominal_entry(table: list[list[int]], columns: list[str], treatment: str, kind: str) -> dict:
+    """A nominal comparison: ``test`` is the planned rule of :data:`SURVEY_TESTS`, ``method``
+    the test the rule chose for this table (``chi-square`` or ``Fisher's exact``)."""
     res = compare_nominal(table)
-    return {"test": res.test, "statistic": res.statistic, "dof": res.dof, "p": res.p_val,
+    return {"test": SURVEY_TESTS[kind]["between"], "method": res.test, "statistic": res.statistic,
+            "dof": res.dof, "p": res.p_val,
             "alternative": "two-sided", "min_expected": res.min_expected,
             "counts": {treatment: dict(zip(columns, table[0])), _BASELINE: dict(zip(columns, table[1]))}}
 
@@ -261,13 +264,13 @@ def _item_tests(item, answers: pd.DataFrame, treatment: str, alternative: str) -
         return {item["key"]: between}, {item["key"]: paired}
     if kind == "choice":
         table = [[int((by[c] == o).sum()) for o in item["options"]] for c in (treatment, _BASELINE)]
-        return {item["key"]: _nominal_entry(table, item["options"], treatment)}, {}
+        return {item["key"]: _nominal_entry(table, item["options"], treatment, kind)}, {}
     if kind == "multi_choice":
         out = {}
         for option in item["options"]:
             table = [[int(sum(option in v for v in by[c])), int(sum(option not in v for v in by[c]))]
                      for c in (treatment, _BASELINE)]
-            out[f"{item['key']}:{option}"] = _nominal_entry(table, ["chosen", "not chosen"], treatment)
+            out[f"{item['key']}:{option}"] = _nominal_entry(table, ["chosen", "not chosen"], treatment, kind)
         return out, {}
     return {}, {}
 

@@ -40,7 +40,7 @@ def test_report_uses_the_german_words_and_tests_each_type(analysed):
     chi-square or Fisher, the likert item with Mann-Whitney U and Wilcoxon, the number item with
     Welch's t; the text item is not tested."""
     results, report, out = analysed
-    assert results["survey_items"]["strategie"]["test"] in ("chi-square", "Fisher's exact")
+    assert results["survey_items"]["strategie"]["method"] in ("chi-square", "Fisher's exact")
     assert results["survey_items"]["sicherheit"]["test"] == "Mann-Whitney U test"
     assert results["survey_items_paired"]["sicherheit"]["test"] == "Wilcoxon signed-rank test"
     assert results["survey_items"]["minuten"]["test"] == "Welch's t-test"
