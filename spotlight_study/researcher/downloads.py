@@ -109,6 +109,11 @@ _SURVEY_DOC = {
     "items from Never = 1 to Daily = 5",
     "is_pilot": "1 for an answer of a simulated pilot participant, else 0",
 }
+_TYPED_RESPONSE_DOC = (
+    "the answer by the item's type (survey_items.json): an item without a type 1-5 as above; "
+    "likert the point, 1 = its first label; choice the option as written; multi_choice the "
+    "options checked, joined by ';'; number the number; text the text"
+)
 _PARTICIPANTS_DOC = {
     "participant": "pseudonym of the participant",
     "cell": "counterbalancing cell index",
@@ -231,9 +236,11 @@ def column_descriptions(
     A column without a known meaning gets ``"(no description)"``; the tests check that none
     does, so a new export column cannot go undocumented.
     """
+    typed = has_typed_items(study.survey or {})
     fixed = {
         "responses.csv": _RESPONSES_DOC,
-        "survey.csv": _SURVEY_DOC,
+        # With typed items the response is written by the item's type (docs/export.md).
+        "survey.csv": {**_SURVEY_DOC, "response": _TYPED_RESPONSE_DOC} if typed else _SURVEY_DOC,
         "participants.csv": _PARTICIPANTS_DOC,
     }
     wide_participant = {
@@ -255,7 +262,7 @@ def column_descriptions(
             elif column in wide_participant:
                 meaning = wide_participant[column]
             else:
-                meaning = _wide_meaning(column, settings, has_typed_items(study.survey or {}))
+                meaning = _wide_meaning(column, settings, typed)
             described.append((column, meaning or "(no description)"))
         out[name] = described
     return out

@@ -11,7 +11,7 @@ import pytest
 from spotlight_study.participation.models import Participant, SurveyAnswer
 from spotlight_study.participation.pilot import pilot_run
 from spotlight_study.results.exports import results_export
-from spotlight_study.researcher.downloads import wide_rows
+from spotlight_study.researcher.downloads import column_descriptions, wide_rows
 from spotlight_study.results.exports import export_rows
 from spotlight_study.studies.schema import parse_study_file
 from spotlight_study.studies.selectors import study_get_with_settings
@@ -101,6 +101,10 @@ def test_answers_are_stored_and_exported_by_type(client, german_study, tmp_path)
     assert "survey_pattern_hilfen.Die Überschrift" in columns
     assert wide[0]["survey_pattern_hilfen.Die hervorgehobenen Wörter"] == 1
     assert wide[0]["survey_pattern_hilfen.Die Überschrift"] == 0
+    described = column_descriptions(study=german_study, columns_by_file={"participants_wide.csv": columns,
+                                                                          "survey.csv": ["response"]})
+    assert not [c for c, meaning in described["participants_wide.csv"] if meaning == "(no description)"]
+    assert "multi_choice" in described["survey.csv"][0][1]
 
 
 def test_pilot_answers_every_type(german_study):
