@@ -120,3 +120,26 @@ def test_pilot_answers_every_type(german_study):
     assert all(a.value in ("Alle Texte gelesen", "Nach Stichwörtern gesucht", "Geraten") for a in by_item["strategie"])
     assert all(0 <= a.value <= 60 for a in by_item["minuten"])
     assert all(isinstance(a.value, list) for a in by_item["hilfen"])
+
+
+def test_the_researchers_preview_shows_the_typed_items(staff_client, german_study):
+    """The survey preview renders every typed control with the study's own words."""
+    html = staff_client.get(f"/researcher/{german_study.slug}/preview/0/survey/").content.decode()
+    assert "Völlig sicher" in html and 'type="checkbox"' in html and 'type="number"' in html
+    assert "Was ist Ihnen sonst aufgefallen?" in html
+
+
+def test_a_crafted_post_is_refused_without_an_error_page(client, german_study):
+    """Numbers that are not finite, an unknown option value and checkbox values the page never
+    offers give the refused page (no 500), and nothing is saved."""
+    walker = _to_survey(client)
+    conditions = [t["condition"] for t in Participant.objects.get().cell_plan]
+    data = _complete_answers(conditions)
+    data[f"c__{conditions[0]}__minuten"] = "inf"
+    data[f"c__{conditions[1]}__minuten"] = "NaN"
+    data[f"c__{conditions[0]}__strategie"] = "9"
+    response = walker.post(data)
+    assert response.status_code == 302
+    html = walker.page().content.decode()
+    assert walker.last_page.status_code == 200 and "errorlist" in html
+    assert SurveyAnswer.objects.count() == 0
