@@ -17,6 +17,7 @@ from pathlib import Path
 
 from .errors import AnalysisInputError
 from .plan_hash import plan_sha256
+from .survey_measures import TYPED_SECTIONS
 
 __all__ = [
     "PLAN_FORMAT",
@@ -243,10 +244,10 @@ def _planned_n(plan: Mapping) -> int | None:
 def _result_tests(results: Mapping) -> dict[str, dict]:
     """Tests present in ``results``: id -> section, name, alternative."""
     out = {}
-    for section in TEST_SECTIONS:
+    for section in (*TEST_SECTIONS, *TYPED_SECTIONS):
         for name, entry in (results.get(section) or {}).items():
             out[f"{section}/{name}"] = {"section": section, "name": name,
-                                        "alternative": entry.get("alternative")}
+                                        "alternative": entry.get("alternative"), "test": entry.get("test")}
     return out
 
 
@@ -274,6 +275,9 @@ def _tests_that_differ(planned: list, ran: Mapping, used_family: Mapping) -> lis
         if test.get("alternative") != used["alternative"]:
             differ.append({"id": test.get("id"), "what": "alternative",
                            "planned": test.get("alternative"), "used": used["alternative"]})
+        if used["test"] is not None and test.get("test") != used["test"]:  # a typed item's test
+            differ.append({"id": test.get("id"), "what": "test", "planned": test.get("test"),
+                           "used": used["test"]})
         if test.get("family") != used_family.get(used["section"]):
             differ.append({"id": test.get("id"), "what": "correction family",
                            "planned": test.get("family"), "used": used_family.get(used["section"])})

@@ -7,6 +7,7 @@ process that calls it (for example a Django worker).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import matplotlib
@@ -16,11 +17,12 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import PercentFormatter
 
+from .survey_measures import wrapped
+
 __all__ = [
     "AGREEMENT_LABELS",
     "CONDITION_LABELS",
     "FREQUENCY_LABELS",
-    "ITEM_LABELS",
     "background_figure",
     "identification_figure",
     "item_label",
@@ -38,54 +40,54 @@ _CONDITION_COLORS = {"no_pattern": "#9e9e9e", "pattern": "#1f77b4", "pattern_wit
 AGREEMENT_LABELS = ("Strongly disagree", "Disagree", "Neither agree nor disagree", "Agree", "Strongly agree")
 #: Wording of the 1-5 frequency scale of the background items.
 FREQUENCY_LABELS = ("Never", "A few times", "Once or twice per month", "Once or twice per week", "Daily")
-ITEM_LABELS = {
-    "ease": "Easy to solve the task",
-    "effort": "Took a lot of effort",
-    "confidence": "Confident the answers are correct",
-    "llm_use": "Used ChatGPT-like tools",
-    "prompt_engineering": "Prompt engineering",
-    "programming": "Programming",
-    "data_analysis": "Data analysis",
-}
 #: Figure names, each written as ``<name>.png`` and ``<name>.svg``.
 FIGURE_NAMES = ("identification_rate", "likert", "background")
 # Fixed SVG ids and no dates, so identical input gives identical files.
 _DETERMINISTIC = {"svg.hashsalt": "analysis", "svg.fonttype": "path"}
 
 
-def item_label(item: str) -> str:
-    """Readable label of a survey item key, for figures and the report.
+def item_label(item: str, texts: Mapping[str, str] | None = None) -> str:
+    """The label of a survey item for figures and the report: the researcher's own words.
 
     Parameters
     ----------
     item : str
         Item key as in ``survey.csv``, e.g. ``"llm_use"``.
+    texts : mapping of str to str, optional
+        ``{key: text}`` from the export's ``survey_items.json``
+        (:func:`analysis.survey_measures.item_words`).
 
     Returns
     -------
     str
-        The label from :data:`ITEM_LABELS`, else the key with underscores
-        replaced by spaces and the first letter capitalised.
+        The item's text word for word, or the key itself when ``texts`` has none: never a
+        paraphrase of the platform's own.
 
     Raises
     ------
-    AttributeError
-        If ``item`` is not a string.
+    TypeError
+        If ``texts`` is not a mapping.
 
     Notes
     -----
-    Labels paraphrase the survey wording of the reference study.
+    Issue 34: the report and figures use the study's own words, in the study's language.
 
     References
     ----------
-    .. [1] Hedderich et al. (2025), ACL 2025, post-study questionnaire.
+    .. [1] ``docs/analysis.md``, section "Survey items with types".
 
     Examples
     --------
-    >>> item_label("llm_use"), item_label("time_pressure")
-    ('Used ChatGPT-like tools', 'Time pressure')
+    >>> item_label("ease", {"ease": "Solving the task was easy."}), item_label("llm_use")
+    ('Solving the task was easy.', 'llm_use')
     """
-    return ITEM_LABELS.get(item, item.replace("_", " ").capitalize())
+    return (texts or {}).get(item, item)
+
+
+def _scale(words: Mapping | None, name: str, default: tuple) -> tuple:
+    """A 5-point scale's labels from ``words`` (the study's), else ``default``."""
+    labels = tuple((words or {}).get(name) or ())
+    return labels if len(labels) == 5 else default
 
 
 def _new_figure(width_in: float, height_in: float) -> Figure:
@@ -176,7 +178,7 @@ def _stacked_colors(cmap_name: str, n: int, neutral_grey: bool) -> list:
     return colors
 
 
-def likert_figure(distribution: pd.DataFrame) -> Figure:
+def likert_figure(distribution: pd.DataFrame, words: Mapping | None = None) -> Figure:
     """Diverging stacked bars of the per-condition Likert items.
 
     Parameters
@@ -238,7 +240,8 @@ def likert_figure(distribution: pd.DataFrame) -> Figure:
                 handles.setdefault(level, bar)
                 left += share
             ax.text(1.02, y, f"n={n}", va="center", fontsize=8)
-            labels.append(f"{item_label(item)} ({CONDITION_LABELS[condition]})")
+            text = item_label(item, (words or {}).get("items"))
+            labels.append(wrapped(f"{text} ({CONDITION_LABELS[condition]})"))
             positions.append(y)
             y += 1
         y += 0.4  # gap between items
@@ -249,13 +252,14 @@ def likert_figure(distribution: pd.DataFrame) -> Figure:
     ax.set_xticks(np.linspace(-1, 1, 5), ["100%", "50%", "0", "50%", "100%"])
     ax.set_xlabel("Share of responses (disagree left, agree right)")
     ax.set_title("Post-task survey by condition", fontsize=10)
-    fig.legend([handles[i] for i in range(5)], AGREEMENT_LABELS, loc="outside lower center",
+    fig.legend([handles[i] for i in range(5)], _scale(words, "agreement", AGREEMENT_LABELS),
+               loc="outside lower center",
                ncols=5, fontsize=7, frameon=False)
     ax.spines[["top", "right", "left"]].set_visible(False)
     return fig
 
 
-def background_figure(background: pd.DataFrame) -> Figure:
+def background_figure(background: pd.DataFrame, words: Mapping | None = None) -> Figure:
     """Stacked bars of the background items' answer distribution.
 
     Parameters
@@ -304,18 +308,21 @@ def background_figure(background: pd.DataFrame) -> Figure:
             handles.setdefault(level, bar)
             left += share
         ax.text(1.01, y, f"n={int(sub['count'].fillna(0).sum())}", va="center", fontsize=8)
-    ax.set_yticks(range(len(items)), [item_label(i) for i in items], fontsize=8)
+    texts = (words or {}).get("items")
+    ax.set_yticks(range(len(items)), [wrapped(item_label(i, texts)) for i in items], fontsize=8)
     ax.invert_yaxis()
     ax.set_xlim(0, 1.08)
     ax.xaxis.set_major_formatter(PercentFormatter(1.0))
     ax.set_title("Background: how often in the last 12 months", fontsize=10)
-    fig.legend([handles[i] for i in range(5)], FREQUENCY_LABELS, loc="outside lower center",
+    fig.legend([handles[i] for i in range(5)], _scale(words, "frequency", FREQUENCY_LABELS),
+               loc="outside lower center",
                ncols=5, fontsize=7, frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
     return fig
 
 
-def write_figures(tables: dict[str, pd.DataFrame], out_dir: str | Path) -> dict[str, dict[str, Path]]:
+def write_figures(tables: dict[str, pd.DataFrame], out_dir: str | Path,
+                  words: Mapping | None = None) -> dict[str, dict[str, Path]]:
     """Draw the three figures and save each as PNG and SVG.
 
     Parameters
@@ -325,6 +332,10 @@ def write_figures(tables: dict[str, pd.DataFrame], out_dir: str | Path) -> dict[
         ``likert_distribution`` and ``background``.
     out_dir : str or pathlib.Path
         Directory for the images; created if needed.
+    words : mapping, optional
+        The study's words (:func:`analysis.survey_measures.item_words`): item texts for the
+        axes and the 5-point scales' labels for the legends; without them, item keys and the
+        reference study's scale labels.
 
     Returns
     -------
@@ -357,8 +368,8 @@ def write_figures(tables: dict[str, pd.DataFrame], out_dir: str | Path) -> dict[
     out.mkdir(parents=True, exist_ok=True)
     figures = {
         "identification_rate": identification_figure(tables["identification_rates"]),
-        "likert": likert_figure(tables["likert_distribution"]),
-        "background": background_figure(tables["background"]),
+        "likert": likert_figure(tables["likert_distribution"], words),
+        "background": background_figure(tables["background"], words),
     }
     paths: dict[str, dict[str, Path]] = {}
     with matplotlib.rc_context(_DETERMINISTIC):

@@ -21,21 +21,11 @@ import pandas as pd
 
 from .csv_guard import unneutralize
 from .errors import AnalysisInputError
+from .survey_measures import load_survey_items, split_typed_rows
 
-__all__ = [
-    "BASELINE_CONDITION",
-    "LIKERT_CONDITIONS",
-    "OUTCOME_COLUMNS",
-    "PATTERN_CONDITIONS",
-    "RESPONSE_COLUMNS",
-    "RESPONSE_CONDITIONS",
-    "SURVEY_COLUMNS",
-    "SURVEY_CONDITIONS",
-    "StudyData",
-    "input_sha256",
-    "load_export",
-    "prepare_data",
-]
+__all__ = ["BASELINE_CONDITION", "LIKERT_CONDITIONS", "OUTCOME_COLUMNS", "PATTERN_CONDITIONS",
+           "RESPONSE_COLUMNS", "RESPONSE_CONDITIONS", "SURVEY_COLUMNS", "SURVEY_CONDITIONS",
+           "StudyData", "input_sha256", "load_export", "prepare_data"]
 
 RESPONSES_FILE = "responses.csv"
 SURVEY_FILE = "survey.csv"
@@ -101,6 +91,9 @@ class StudyData:
         See :func:`input_sha256`; None when built from DataFrames.
     file_sha256 : dict of str to str
         SHA-256 of each input file; empty when built from DataFrames.
+    survey_items, survey_typed : dict or None, pandas.DataFrame or None
+        The export's ``survey_items.json`` and the ``survey.csv`` rows of its typed items,
+        which ``survey`` leaves out (:mod:`analysis.survey_measures`); None without the file.
     """
 
     responses: pd.DataFrame
@@ -110,6 +103,8 @@ class StudyData:
     n_included: int
     input_sha256: str | None = None
     file_sha256: dict[str, str] = field(default_factory=dict)
+    survey_items: dict | None = None
+    survey_typed: pd.DataFrame | None = None
 
 
 # --------------------------------------------------------------------------
@@ -583,9 +578,9 @@ def load_export(input_dir: str | Path) -> StudyData:
     # Hash and parse the same bytes, so the fingerprint always matches what was analysed.
     raw = {name: _read_bytes(root / name) for name in INPUT_FILES}
     per_file = {name: hashlib.sha256(raw[name]).hexdigest() for name in INPUT_FILES}
-    data = prepare_data(
-        _parse_csv(raw[RESPONSES_FILE], RESPONSES_FILE), _parse_csv(raw[SURVEY_FILE], SURVEY_FILE)
-    )
+    items = load_survey_items(root)  # the typed items' rows are checked by their own type
+    survey, typed = split_typed_rows(_parse_csv(raw[SURVEY_FILE], SURVEY_FILE), items)
+    data = prepare_data(_parse_csv(raw[RESPONSES_FILE], RESPONSES_FILE), survey)
     return StudyData(
         responses=data.responses,
         survey=data.survey,
@@ -594,4 +589,6 @@ def load_export(input_dir: str | Path) -> StudyData:
         n_included=data.n_included,
         input_sha256=_combined_sha256(per_file),
         file_sha256=per_file,
+        survey_items=items,
+        survey_typed=typed if items else None,
     )

@@ -26,6 +26,7 @@ from .inputs import (
     StudyData,
 )
 from .stats._checks import check_alpha, check_alternative
+from .survey_measures import typed_results
 
 __all__ = [
     "BACKGROUND_ITEMS",
@@ -332,7 +333,8 @@ def compute_results(
         ``likert_paired``, ``likert_paired_with_distractors``, ``holm``,
         ``no_difference``, ``likert_distribution``, ``background``,
         ``design``, ``participants``, ``input_files``, ``parameters`` and
-        ``software``. Sections of a comparison the design does not have are
+        ``software``; with survey items that name a type, the sections of
+        :func:`analysis.survey_measures.typed_results`. Sections of a comparison the design does not have are
         empty dicts. Undefined statistics are NaN here and ``null`` after
         :func:`to_json`.
 
@@ -392,7 +394,7 @@ def compute_results(
     holm = _holm_by_section(sections, alpha)
 
     n_excluded = int(sum(data.exclusions.values()))
-    return {
+    results = {
         "identification": sections["identification"],
         "likert": sections["likert"],
         "time_on_task": _time_on_task_by_setting(resp, settings),
@@ -418,6 +420,9 @@ def compute_results(
                        "likert_alternatives": survey["alternatives"]},
         "software": _software_versions(),
     }
+    # Items with a type (analysis/survey_measures.py): their own sections, only when there are any.
+    results.update(typed_results(data, alpha=alpha, alternatives=likert_alternatives))
+    return results
 
 
 # The steps of compute_results, in the order it runs them.

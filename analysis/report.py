@@ -29,6 +29,7 @@ from .document import (
 from .figures import AGREEMENT_LABELS, CONDITION_LABELS, FREQUENCY_LABELS, item_label
 from .pipeline import HOLM_FAMILIES, section_name
 from .report_sample import sample_blocks
+from .report_survey import typed_survey_blocks
 
 __all__ = ["NO_IDENTIFICATION_TEST", "identification_undefined_reason", "render_html", "render_markdown",
            "write_report"]
@@ -66,6 +67,17 @@ def identification_undefined_reason(r: Mapping, treatment: str) -> str | None:
         return None
     return (f"all participants in both groups had the same outcome "
             f"(n = {r[f'n_{treatment}']} and {r['n_no_pattern']})")
+
+
+def _item_text(results: Mapping, item: str) -> str:
+    """The survey item's own text, word for word (the key when the export gave no text)."""
+    return item_label(item, (results.get("survey_words") or {}).get("items"))
+
+
+def _scale(results: Mapping, name: str, default: tuple) -> tuple:
+    """The study's 5-point scale labels (``agreement`` or ``frequency``), else ``default``."""
+    labels = tuple((results.get("survey_words") or {}).get(name) or ())
+    return labels if len(labels) == 5 else default
 
 
 def _family_size(results: Mapping, family: str) -> int:
@@ -133,7 +145,7 @@ def _likert_blocks(results: Mapping, tables: Mapping[str, pd.DataFrame], treatme
         med_np = table.loc[item, "median_no_pattern"]
         p_holm = results["holm"][section][item]["p_holm"]
         blocks.append(Para(
-            "Item ", Data(item), " (", Data(item_label(item)), f"), with {treat_words} versus without: "
+            "Item ", Data(item), " (", Data(_item_text(results, item)), f"), with {treat_words} versus without: "
             f"Mann-Whitney U test, {_RANK_H1[r['alternative']].format(treat=treat_words)}: "
             f"U = {fmt_num(r['U'], 1)}, p = {fmt_p(r['p'])}, n = {r[f'n_{treatment}']} with and "
             f"{r['n_no_pattern']} without the pattern; rank-biserial correlation = {fmt_num(r['rbc'])} (positive: "
@@ -205,6 +217,7 @@ def _blocks(results: Mapping, tables: Mapping[str, pd.DataFrame]) -> list:
     blocks += _other_difference_blocks(tables)
     blocks += _survey_blocks(results, tables)
     blocks += _background_blocks(results)
+    blocks += typed_survey_blocks(results)  # items with a type (report_survey.py)
     if "machine_coder" in results:
         blocks += _machine_coder_blocks(results["machine_coder"])
     return blocks + _method_blocks(results)
@@ -290,8 +303,9 @@ def _survey_blocks(results: Mapping, tables: Mapping[str, pd.DataFrame]) -> list
     blocks: list = [Heading(2, "Post-task survey")]
     if design["survey_compared"]:
         blocks.append(Para(
-            "Each participant rated, once for each condition they saw, 5-point items from "
-            f"{AGREEMENT_LABELS[0]} (1) to {AGREEMENT_LABELS[-1]} (5). For each condition with a pattern "
+            "Each participant rated, once for each condition they saw, 5-point items from ",
+            Data(_scale(results, "agreement", AGREEMENT_LABELS)[0]), " (1) to ",
+            Data(_scale(results, "agreement", AGREEMENT_LABELS)[-1]), " (5). For each condition with a pattern "
             "box, the answers are compared with those about the task without one, with a Mann-Whitney U "
             "test (ordinal data; scipy, with continuity correction), as in the reference study, and, as "
             "a within-subject check, with a Wilcoxon signed-rank test on participants who answered "
@@ -316,8 +330,8 @@ def _background_blocks(results: Mapping) -> list:
     if results["background"]:
         blocks.append(Para("How often participants did each activity in the last 12 months (shown as "
                            "distributions only; not tested)."))
-        blocks.append(Table(["Item", *FREQUENCY_LABELS, "n"],
-                            [[Data(item_label(item)), *(str(c[str(level)]) for level in range(1, 6)), str(c["n"])]
+        blocks.append(Table(["Item", *_scale(results, "frequency", FREQUENCY_LABELS), "n"],
+                            [[Data(_item_text(results, item)), *(str(c[str(level)]) for level in range(1, 6)), str(c["n"])]
                              for item, c in results["background"].items()]))
     else:
         blocks.append(Para("No background answers from included participants."))

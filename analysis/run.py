@@ -13,6 +13,7 @@ from .inputs import load_export
 from .machine_coder import check_machine_coder
 from .pipeline import HOLM_FAMILIES, compute_results, to_json
 from .sample import describe_sample, read_participants
+from .survey_measures import TYPED_FAMILIES, item_words
 from .tables import build_tables
 
 __all__ = ["run_analysis"]
@@ -115,8 +116,10 @@ def run_analysis(
     # The Participants section comes from participants.csv of the same export (optional).
     results["sample"] = describe_sample(data, *read_participants(input_dir))
     if plan is not None:
+        # Typed survey items (analysis/survey_measures.py) add their own Holm families.
+        families = {**HOLM_FAMILIES, **(TYPED_FAMILIES if "survey_items_summary" in results else {})}
         deviations = compare_to_plan(plan, json.loads(to_json(results)),
-                                     correction={"method": "holm", "families": HOLM_FAMILIES})
+                                     correction={"method": "holm", "families": families})
         results["preregistration"] = {"plan_sha256": deviations["plan_sha256"], "deviations": deviations}
     if machine_coder is not None and machine_coder["models"]:
         results["machine_coder"] = dict(machine_coder)
@@ -128,11 +131,13 @@ def run_analysis(
         # Tables hold annotators' tags and setting keys: the exports' formula guard applies.
         neutralize_frame(table).to_csv(out / "tables" / f"{name}.csv", index=False,
                                        lineterminator="\n")
-    figures = write_figures(tables, out / "figures")
+    figures = write_figures(tables, out / "figures", words=item_words(data.survey_items))
     text = to_json(results)
     reported = json.loads(text)
     if machine_coder is not None and not machine_coder["models"]:
         reported["machine_coder"] = json.loads(to_json(machine_coder))  # "No machine labels."
+    # The study's own words for the report (never written to results.json).
+    reported["survey_words"] = item_words(data.survey_items)
     write_report(reported, tables, figures, out)
     if plan is not None:
         # The exact bytes the hash is computed over: ``sha256sum plan.json`` prints the cited hash.

@@ -35,6 +35,7 @@ from .services import step_token_of
 from .steps.draft_store import DRAFT_NUL, draft_data, draft_is_typed, draft_save, draft_stored
 from .steps.lookup import draft_kind
 from .steps.statements import typed_draft_saved
+from .survey_items import draft_choices
 
 __all__ = [
     "COMMENT_MAX_CHARS", "DRAFT_NUL", "draft_data", "draft_is_typed", "draft_save",
@@ -54,20 +55,12 @@ _MAX_PLANS = 256
 
 
 def _survey_choices(plan: StudyPlan) -> dict[str, frozenset[str]]:
-    """``{radio name: its values}`` of the survey of ``plan`` over all the study's conditions,
+    """``{field name: its values}`` of the survey of ``plan`` over all the study's conditions,
     built once per plan (a compiled plan never changes: an edit makes a new one)."""
     cached = _SURVEY_NAMES.get(id(plan))
     if cached is not None and cached[0] is plan:
         return cached[1]
-    survey = plan.survey
-    likert = frozenset(str(i + 1) for i in range(len(survey.get("likert_scale", ()))))
-    frequency = frozenset(str(i + 1) for i in range(len(survey.get("frequency_scale", ()))))
-    names = {
-        f"c__{condition}__{item['key']}": likert
-        for condition in plan.conditions
-        for item in survey.get("condition_items", ())
-    }
-    names.update({f"b__{item['key']}": frequency for item in survey.get("background_items", ())})
+    names = draft_choices(plan.survey, plan.conditions)  # typed items too (survey_items.py)
     if len(_SURVEY_NAMES) >= _MAX_PLANS:
         _SURVEY_NAMES.clear()
     _SURVEY_NAMES[id(plan)] = (plan, names)  # the plan is kept so that its id is not reused

@@ -15,6 +15,7 @@ from django.utils.translation import gettext, gettext_lazy
 
 from spotlight_study.identifiers import PROLIFIC_ID_RE
 
+from . import survey_items
 from .services import Telemetry
 
 _hex24 = RegexValidator(
@@ -290,7 +291,9 @@ class SurveyForm(StepForm):
     """The survey, built from the study's survey definition and the participant's conditions.
 
     Field names: ``c__<condition>__<item>`` for per-condition items, ``b__<item>`` for background
-    items, and ``comment``.
+    items (a ``multi_choice`` item: one checkbox field per option, :mod:`.survey_items`), and
+    ``comment``. ``sections`` name the questions in page order; ``questions`` maps each question
+    name to its item and its field names.
     """
 
     comment = forms.CharField(
@@ -302,7 +305,7 @@ class SurveyForm(StepForm):
 
     def __init__(self, *args, survey: dict, conditions: list[str], **kwargs):
         super().__init__(*args, **kwargs)
-        sections, questions = _survey_questions(survey, tuple(conditions))
+        sections, questions, self.questions = _survey_questions(survey, tuple(conditions))
         self.sections = sections
         # The question fields are shared between forms (see _survey_questions).
         self.fields.update(questions)
@@ -312,7 +315,9 @@ class SurveyForm(StepForm):
 
     def bound_sections(self) -> list[dict]:
         """Sections with bound fields (``{"intro", "fields"}``), for code that renders widgets."""
-        return [{"intro": s["intro"], "fields": [self[n] for n in s["names"]]} for s in self.sections]
+        return [{"intro": s["intro"],
+                 "fields": [self[f] for n in s["names"] for f in self.questions[n]["fields"]]}
+                for s in self.sections]
 
     def radio_sections(self) -> list[dict]:
         """The sections as plain data, for ``survey.html``, which writes the radio buttons as
@@ -329,29 +334,35 @@ class SurveyForm(StepForm):
         for section in self.sections:
             questions = []
             for name in section["names"]:
-                field = self.fields[name]
-                value = self.data.get(name) if self.is_bound else self.initial.get(name)
-                value = "" if value is None else str(value)
+                question = self.questions[name]
                 field_id = f"id_{name}"
-                questions.append(
-                    {
-                        "name": name,
-                        "id": field_id,
-                        "label": field.label,
-                        "errors": list(errors.get(name, ())),
-                        "options": [
-                            {
-                                "value": choice,
-                                "label": label,
-                                "id": f"{field_id}_{i}",
-                                "checked": choice == value,
-                            }
-                            for i, (choice, label) in enumerate(field.choices)
-                        ],
-                    }
-                )
+                kind = survey_items.question_kind(question["item"])
+                if kind == "checkbox":
+                    # One question of several checkboxes, each its own one-value field.
+                    options = [{"value": "on", "label": self.fields[f].label, "id": f"{field_id}_{i}",
+                                "name": f, "checked": self._value(f) in ("on", "True", "true", "1")}
+                               for i, f in enumerate(question["fields"])]
+                    messages = [m for f in question["fields"] for m in errors.get(f, ())]
+                else:
+                    value = self._value(name)
+                    options = [{"value": choice, "label": label, "id": f"{field_id}_{i}", "name": name,
+                                "checked": choice == value}
+                               for i, (choice, label) in enumerate(getattr(self.fields[name], "choices", ()))]
+                    messages = list(errors.get(name, ()))
+                field = self.fields[question["fields"][0]]
+                questions.append({
+                    "name": name, "id": field_id, "kind": kind, "label": question["item"]["text"],
+                    "errors": messages, "options": options, "value": self._value(name),
+                    "min": getattr(field, "min_value", None), "max": getattr(field, "max_value", None),
+                    "max_length": getattr(field, "max_length", None),
+                })
             sections.append({"intro": section["intro"], "questions": questions})
         return sections
+
+    def _value(self, name: str) -> str:
+        """The submitted (bound) or initial value of field ``name`` as text, ``""`` if none."""
+        value = self.data.get(name) if self.is_bound else self.initial.get(name)
+        return "" if value is None else str(value)
 
     def first_error_id(self) -> str | None:
         """The HTML id the error summary links to: the first option of the first refused
@@ -366,19 +377,22 @@ class SurveyForm(StepForm):
             return None
         for section in self.sections:
             for name in section["names"]:
-                if name in self.errors:
-                    return f"id_{name}_0"
+                question = self.questions[name]
+                if any(f in self.errors for f in question["fields"]):
+                    kind = survey_items.question_kind(question["item"])
+                    return f"id_{name}_0" if kind in ("radio", "checkbox") else f"id_{name}"
         return self["comment"].auto_id if "comment" in self.errors else None
 
-    def responses(self) -> dict[tuple[str, str], int]:
-        """``{(condition or "background", item): 1..5}`` from the cleaned data."""
+    def responses(self) -> dict[tuple[str, str], object]:
+        """``{(condition or "background", item): answer}`` from the cleaned data: 1..5 for an
+        item without a type, else as :func:`.survey_items.cleaned_answer` gives it."""
         out = {}
-        for name, value in self.cleaned_data.items():
+        for name, question in self.questions.items():
             if name.startswith("c__"):
                 _, condition, item = name.split("__", 2)
-                out[(condition, item)] = int(value)
-            elif name.startswith("b__"):
-                out[("background", name[3:])] = int(value)
+            else:
+                condition, item = "background", name[3:]
+            out[(condition, item)] = survey_items.cleaned_answer(question["item"], name, self.cleaned_data)
         return out
 
 
@@ -387,9 +401,10 @@ _MAX_SURVEYS = 256
 _SURVEY_QUESTIONS: dict[tuple, tuple] = {}
 
 
-def _survey_questions(survey: dict, conditions: tuple[str, ...]) -> tuple[list[dict], dict]:
-    """The survey's sections (``[{"intro", "names"}]``) and question fields (``{name:
-    ChoiceField}``) for ``conditions``, built once per survey definition and order.
+def _survey_questions(survey: dict, conditions: tuple[str, ...]) -> tuple[list[dict], dict, dict]:
+    """The survey's sections (``[{"intro", "names"}]``), question fields (``{name: field}``)
+    and questions (``{question name: {"item", "fields": [field names]}}``) for ``conditions``,
+    built once per survey definition and order.
 
     Building 10 ``ChoiceField`` with their radio widgets took about 0.27 ms per form, on the GET
     and the POST of every survey page. The fields are shared by every form built from the same
@@ -400,30 +415,34 @@ def _survey_questions(survey: dict, conditions: tuple[str, ...]) -> tuple[list[d
     key = (id(survey), conditions)
     cached = _SURVEY_QUESTIONS.get(key)
     if cached is not None and cached[0] is survey:
-        return cached[1], cached[2]
+        return cached[1], cached[2], cached[3]
     likert = [(str(i + 1), label) for i, label in enumerate(survey["likert_scale"])]
     frequency = [(str(i + 1), label) for i, label in enumerate(survey["frequency_scale"])]
     fields: dict[str, forms.Field] = {}
-    sections = []
-    for condition in conditions:
-        names = []
-        for item in survey["condition_items"]:
-            name = f"c__{condition}__{item['key']}"
-            fields[name] = _radio_question(item["text"], likert)
-            names.append(name)
-        sections.append({"intro": survey["condition_intros"][condition], "names": names})
-    bg_names = []
-    for item in survey.get("background_items", []):
-        name = f"b__{item['key']}"
-        fields[name] = _radio_question(item["text"], frequency)
-        bg_names.append(name)
+    questions: dict[str, dict] = {}
+
+    def ask(item, name: str, scale) -> str:
+        if item.get("type") in (None, "scale"):
+            asked = {name: _radio_question(item["text"], scale)}
+        else:
+            asked = survey_items.question_fields(item, name)
+        fields.update(asked)
+        questions[name] = {"item": item, "fields": list(asked)}
+        return name
+
+    sections = [
+        {"intro": survey["condition_intros"][condition],
+         "names": [ask(item, f"c__{condition}__{item['key']}", likert) for item in survey["condition_items"]]}
+        for condition in conditions
+    ]
+    bg_names = [ask(item, f"b__{item['key']}", frequency) for item in survey.get("background_items", [])]
     if bg_names:
         sections.append({"intro": survey.get("background_intro", ""), "names": bg_names})
     if len(_SURVEY_QUESTIONS) >= _MAX_SURVEYS:
         _SURVEY_QUESTIONS.clear()
     # The survey itself is kept too, so that its id cannot be reused by another dict.
-    _SURVEY_QUESTIONS[key] = (survey, sections, fields)
-    return sections, fields
+    _SURVEY_QUESTIONS[key] = (survey, sections, fields, questions)
+    return sections, fields, questions
 
 
 def _radio_question(text: str, choices: list[tuple[str, str]]) -> forms.ChoiceField:

@@ -155,9 +155,13 @@ class TaskResponse(models.Model):
 
 
 class SurveyAnswer(models.Model):
-    """One Likert or frequency item answered by a participant: ``response`` is 1..5.
+    """One survey item answered by a participant.
 
-    ``condition`` is the condition the item is about, or ``background``.
+    ``condition`` is the condition the item is about, or ``background``. ``response`` is the
+    point chosen on a scale (1..5 for an item without a type, 1..number of labels, at most 11,
+    for a ``likert`` item) and ``None`` for the other types, whose answer is ``value``: the
+    option as written (``choice``), the list of options checked (``multi_choice``), a number
+    (``number``) or the text (``text``) (docs/study-file.md, "Survey item types").
     """
 
     participant = models.ForeignKey(
@@ -165,7 +169,8 @@ class SurveyAnswer(models.Model):
     )
     condition = models.CharField(max_length=30)
     item = models.SlugField(max_length=50)
-    response = models.PositiveSmallIntegerField()
+    response = models.PositiveSmallIntegerField(null=True, blank=True)
+    value = models.JSONField(null=True, blank=True, default=None)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -174,7 +179,9 @@ class SurveyAnswer(models.Model):
                 fields=["participant", "condition", "item"], name="one_survey_answer_per_item"
             ),
             models.CheckConstraint(
-                condition=models.Q(response__gte=1, response__lte=5), name="survey_response_1_to_5"
+                condition=models.Q(response__isnull=True)
+                | models.Q(response__gte=1, response__lte=11),
+                name="survey_response_1_to_11",
             ),
         ]
 

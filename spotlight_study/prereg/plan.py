@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from spotlight_study.studies.models import Study
+from spotlight_study.studies.schema_survey import typed_items
 from spotlight_study.studies.selectors import main_settings, study_cells, training_setting
 
 from .errors import PlanInputError
@@ -125,7 +126,11 @@ def plan_build(*, study: Study, sample_size: SampleSizeInput, alpha: float = 0.0
     (Holm, its families of results sections); ``tests`` (one per hypothesis, from
     :func:`analysis.deviations.planned_tests`); ``descriptive`` (reported sections without a
     test); ``exclusion_rules`` (reason and rule); ``exclusion_scope``; ``sample_size``
-    (``planned_n``, ``derivation``, the planner's numbers or None).
+    (``planned_n``, ``derivation``, the planner's numbers or None). A study with survey items
+    that name a type adds ``design.survey_items_typed`` (each item's key, type, place and its
+    type's keys), their tests (:func:`analysis.survey_measures.typed_planned_tests`), their Holm
+    families and the descriptive section ``survey_items_summary``; a study without them gets
+    the plan it always got.
 
     Raises :class:`PlanInputError` if the planned N cannot be determined from ``sample_size``.
     The plan holds no time and no reason, so the same study and options always give the same
@@ -134,14 +139,18 @@ def plan_build(*, study: Study, sample_size: SampleSizeInput, alpha: float = 0.0
     from analysis.deviations import DESCRIPTIVE_SECTIONS, PLAN_FORMAT, planned_tests
     from analysis.plan_hash import plan_sha256
     from analysis.pipeline import HOLM_FAMILIES, likert_alternatives_for
+    from analysis.survey_measures import TYPED_FAMILIES, typed_planned_tests
 
     if not 0 < alpha < 1:
         raise PlanInputError(f"--alpha must be strictly between 0 and 1, got {alpha:g}.")
     settings = [s.key for s in main_settings(study)]
-    items = [i["key"] for i in (study.survey or {}).get("condition_items", [])]
+    typed = typed_items(study.survey or {})  # items with a type: their own tests and families
+    items = [i["key"] for i in (study.survey or {}).get("condition_items", [])
+             if i["key"] not in {t["key"] for t in typed}]
     alternatives = likert_alternatives_for(items)
-    families = {name: list(sections) for name, sections in HOLM_FAMILIES.items()}
-    return {
+    families = {name: list(sections) for name, sections in
+                {**HOLM_FAMILIES, **(TYPED_FAMILIES if typed else {})}.items()}
+    plan = {
         "format": PLAN_FORMAT,
         "study": {"slug": study.slug, "title": study.title,
                   "definition_sha256": plan_sha256(study_definition(study))},
@@ -164,3 +173,10 @@ def plan_build(*, study: Study, sample_size: SampleSizeInput, alpha: float = 0.0
         "exclusion_scope": EXCLUSION_SCOPE,
         "sample_size": _sample_size(study, sample_size, alpha),
     }
+    if typed:
+        # Each typed item with its type and words, and one planned test per comparison.
+        plan["design"]["survey_items_typed"] = [
+            {k: v for k, v in t.items() if k != "text"} for t in typed]
+        plan["tests"] += typed_planned_tests(typed, study.conditions)
+        plan["descriptive"].append("survey_items_summary")
+    return plan

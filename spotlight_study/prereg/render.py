@@ -11,6 +11,8 @@ _KIND_TITLES = {
     "identification": "Identification of the target difference",
     "likert": "Survey items (between participants, Mann-Whitney U)",
     "likert_paired": "Survey items (within participants, Wilcoxon signed-rank)",
+    "survey_items": "Survey items with types (between conditions, each by its type's test)",
+    "survey_items_paired": "Survey items with types (within participants, paired test)",
 }
 
 
@@ -48,7 +50,9 @@ def plan_markdown(plan: dict, sha256: str) -> str:
         f"- Settings: {', '.join(design['settings'])}",
         f"- Conditions: {', '.join(design['conditions'])} (baseline {design['baseline']})",
         f"- Counterbalancing cells: {design['cells']}",
-        f"- Per-condition survey items: {', '.join(design['survey_items']) or 'none'}", "",
+        f"- Per-condition survey items: {', '.join(design['survey_items']) or 'none'}",
+        *[f"- Survey item `{t['key']}`: {t['type']}, {'per condition' if t['where'] == 'condition' else 'asked once'}"
+          for t in design.get("survey_items_typed", ())], "",
         "## Hypotheses and tests", "",
         f"Alpha {plan['alpha']:g}; correction: {plan['correction']['description']}", "",
     ]

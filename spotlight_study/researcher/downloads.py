@@ -22,6 +22,9 @@ from datetime import datetime
 from django.utils import timezone
 
 from spotlight_study.annotation.codebook_exports import column_meanings, export_fields
+from spotlight_study.results.survey_columns import (
+    has_typed_items, option_column, option_columns, wide_option_cells,
+)
 from spotlight_study.results.exports import (
     PARTICIPANTS_COLUMNS,
     SURVEY_COLUMNS,
@@ -111,6 +114,11 @@ _SURVEY_DOC = {
     "items from Never = 1 to Daily = 5",
     "is_pilot": "1 for an answer of a simulated pilot participant, else 0",
 }
+_TYPED_RESPONSE_DOC = (
+    "the answer by the item's type (survey_items.json): an item without a type 1-5 as above; "
+    "likert the point, 1 = its first label; choice the option as written; multi_choice the "
+    "options checked, joined by ';'; number the number; text the text"
+)
 _PARTICIPANTS_DOC = {
     "participant": "pseudonym of the participant",
     "cell": "counterbalancing cell index",
@@ -184,12 +192,17 @@ def wide_rows(*, study: Study, rows: dict[str, list[dict]]) -> tuple[list[str], 
         by_participant[r["participant"]][r["setting"]] = r
     survey: dict[str, dict[str, int]] = defaultdict(dict)
     survey_columns = sorted({(a["condition"], a["item"]) for a in rows["survey"]})
+    options = option_columns(study.survey or {})  # a multi_choice item: one 0/1 column per option
     for a in rows["survey"]:
-        survey[a["participant"]][f"survey_{a['condition']}_{a['item']}"] = a["response"]
+        column = f"survey_{a['condition']}_{a['item']}"
+        survey[a["participant"]][column] = a["response"]
+        if a["item"] in options:
+            survey[a["participant"]].update(wide_option_cells(column, a["response"], options[a["item"]]))
     columns = [
         *WIDE_PARTICIPANT_COLUMNS,
         *(f"{key}_{suffix}" for key in settings for suffix, _src in WIDE_SETTING_COLUMNS),
-        *(f"survey_{condition}_{item}" for condition, item in survey_columns),
+        *(c for condition, item in survey_columns
+          for c in _survey_item_columns(f"survey_{condition}_{item}", options.get(item))),
     ]
     out = []
     for p in rows["participants"]:
@@ -215,6 +228,11 @@ def wide_rows(*, study: Study, rows: dict[str, list[dict]]) -> tuple[list[str], 
     return columns, out
 
 
+def _survey_item_columns(column: str, options: list[str] | None) -> list[str]:
+    """The wide file's column of one survey item, then a multi_choice item's option columns."""
+    return [column, *(option_column(column, o) for o in options or ())]
+
+
 def column_descriptions(
     *, study: Study, columns_by_file: dict[str, list[str]]
 ) -> dict[str, list[tuple[str, str]]]:
@@ -223,9 +241,11 @@ def column_descriptions(
     A column without a known meaning gets ``"(no description)"``; the tests check that none
     does, so a new export column cannot go undocumented.
     """
+    typed = has_typed_items(study.survey or {})
     fixed = {
         "responses.csv": {**_RESPONSES_DOC, **column_meanings(export_fields(study))},
-        "survey.csv": _SURVEY_DOC,
+        # With typed items the response is written by the item's type (docs/export.md).
+        "survey.csv": {**_SURVEY_DOC, "response": _TYPED_RESPONSE_DOC} if typed else _SURVEY_DOC,
         "participants.csv": _PARTICIPANTS_DOC,
     }
     wide_participant = {
@@ -247,13 +267,19 @@ def column_descriptions(
             elif column in wide_participant:
                 meaning = wide_participant[column]
             else:
-                meaning = _wide_meaning(column, settings)
+                meaning = _wide_meaning(column, settings, typed)
             described.append((column, meaning or "(no description)"))
         out[name] = described
     return out
 
 
-def _wide_meaning(column: str, settings: list[str]) -> str | None:
+def _wide_meaning(column: str, settings: list[str], typed: bool = False) -> str | None:
+    if column.startswith("survey_") and "." in column:
+        item, option = column[len("survey_"):].split(".", 1)
+        return f"survey answer {item}: 1 if the option {option!r} was checked, else 0; empty if not answered"
+    if column.startswith("survey_") and typed:
+        return (f"survey answer {column[len('survey_'):]} (condition_item), as in survey.csv's "
+                "response (by the item's type, docs/export.md); empty if not answered")
     if column.startswith("survey_"):
         return (
             f"survey answer {column[len('survey_'):]} (condition_item), 1-5 as in survey.csv; "

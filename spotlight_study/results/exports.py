@@ -27,6 +27,7 @@ from spotlight_study.participation.steps.lookup import export_cells, export_colu
 from spotlight_study.prolific.payloads import DEMOGRAPHIC_FIELDS
 from spotlight_study.prolific.selectors import demographics_by_pseudonym
 from spotlight_study.results.selectors import export_data
+from spotlight_study.results.survey_columns import survey_items_write, survey_response
 from spotlight_study.studies.models import Setting, Study
 from spotlight_study.studies.schema_codebook import tags_field_key
 
@@ -250,11 +251,12 @@ def _response_row(
 
 def _survey_rows(answers, pseudonym: str, is_pilot: int) -> list[dict]:
     """The ``survey.csv`` rows of one participant's survey ``answers`` (sorted by condition and
-    item, as :func:`~.selectors.export_data` gives them); ``is_pilot`` 1 for a pilot."""
+    item, as :func:`~.selectors.export_data` gives them); ``is_pilot`` 1 for a pilot. A typed
+    item's answer is written by :func:`.survey_columns.survey_response`."""
     return [
         {
             "participant": pseudonym, "condition": a.condition, "item": a.item,
-            "response": a.response, "is_pilot": is_pilot,
+            "response": survey_response(a.response, a.value), "is_pilot": is_pilot,
         }
         for a in answers
     ]
@@ -326,9 +328,10 @@ def csv_write(fh, columns: list[str], rows: Iterable[Mapping]) -> None:
 def results_export(
     *, study: Study, out_dir: str | Path, include_pilot: bool = False
 ) -> dict[str, Path]:
-    """Write ``responses.csv``, ``survey.csv`` and ``participants.csv`` (UTF-8) into ``out_dir``.
+    """Write ``responses.csv``, ``survey.csv`` and ``participants.csv`` (UTF-8) into ``out_dir``,
+    and ``survey_items.json`` (:func:`.survey_columns.survey_items_document`).
 
-    Returns ``{"responses": path, "survey": path, "participants": path}``. Creates ``out_dir`` if
+    Returns ``{"responses": path, "survey": path, "participants": path, "survey_items": path}``. Creates ``out_dir`` if
     needed; raises ``OSError`` if it cannot be written. Pilot participants are left out unless
     ``include_pilot`` (see :func:`export_rows`).
     """
@@ -346,6 +349,8 @@ def results_export(
         with path.open("w", newline="", encoding="utf-8") as fh:
             csv_write(fh, cols, rows[name])
         paths[name] = path
+    # Each survey item's type and words, for the analysis (next to survey.csv, never in it).
+    paths["survey_items"] = survey_items_write(study=study, out_dir=out)
     return paths
 
 

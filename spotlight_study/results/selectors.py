@@ -47,7 +47,7 @@ class ExportData:
     ``participants``: rows with :data:`PARTICIPANT_FIELDS`, oldest first (``started_at``, pk);
     ``responses``: ``{participant pk: [answer rows]}`` by position, each with
     :data:`RESPONSE_FIELDS`; ``survey``: ``{participant pk:
-    [survey rows]}`` (``condition``, ``item``, ``response``) sorted by condition, then item;
+    [survey rows]}`` (``condition``, ``item``, ``response``, ``value``) sorted by condition, then item;
     ``finals``: ``{task response pk: final label row}`` (``source``, ``identified``, ``tags``,
     ``no_difference``, ``exclusion``, ``machine_model``, ``surface_difference``, and a declared
     codebook's ``values`` and ``notes``); ``attempts``: ``{participant pk:
@@ -83,7 +83,7 @@ def export_data(*, study: Study, include_pilot: bool = False) -> ExportData:
     for a in (
         SurveyAnswer.objects.filter(answer_pilot, participant__study=study)
         .order_by("participant_id", "condition", "item", "pk")
-        .values_list("participant_id", "condition", "item", "response", named=True)
+        .values_list("participant_id", "condition", "item", "response", "value", named=True)
     ):
         survey[a.participant_id].append(a)
     # A real answer's labels come from the real items only; the pilot annotation round's final

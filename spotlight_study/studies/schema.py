@@ -24,6 +24,7 @@ from .rules import abandonment_timeout_too_short, completion_code_clashes
 from .codebook import normalize_tag  # noqa: F401 (re-exported: its old home)
 from .schema_codebook import CodebookSerializer, codebook_file_errors
 from .schema_provenance import ProvenanceSerializer, provenance_errors
+from .schema_survey import SurveyItemSerializer  # noqa: F401 (re-exported: items with types)
 
 LIKERT_POINTS = 5
 
@@ -97,13 +98,6 @@ class TrainingSettingSerializer(SettingSerializer):
                 "The training setting needs at least one pattern: it introduces the pattern box."
             )
         return value
-
-
-class SurveyItemSerializer(serializers.Serializer):
-    """A survey item: ``key`` (a slug used in the export) and the statement shown."""
-
-    key = serializers.SlugField(max_length=50)
-    text = serializers.CharField(max_length=500)
 
 
 class SurveySerializer(serializers.Serializer):

@@ -2,7 +2,8 @@
 // and a draft is never an answer: only the page's own submit saves one.
 // A form marked data-draft="<url>" (a task's answer form, the survey) sends what has been typed
 // or chosen so far to that URL, as the form itself would post it (CSRF token, page token, its
-// text boxes and checked radio buttons), with the draft's mark (below):
+// text boxes, number fields and checked radio buttons and checkboxes), with the draft's mark
+// (below):
 // - after a pause in typing (DELAY_MS), and
 // - when the page is hidden, frozen, left, reloaded or closed (visibilitychange, freeze,
 //   beforeunload, pagehide), with a request that outlives the page (fetch keepalive, else
@@ -44,7 +45,10 @@
   var sent = null; // the form body of the last save sent; an unchanged form is not sent again
   var done = false; // submitted, or the page turned out to be stale: send and keep nothing more
 
-  function fields() { return form.querySelectorAll("textarea[name], input[type=radio][name]"); }
+  function fields() {
+    return form.querySelectorAll("textarea[name], input[type=radio][name], input[type=checkbox][name], input[type=number][name]");
+  }
+  function choosable(el) { return el.type === "radio" || el.type === "checkbox"; }
   function hidden(name) {
     var el = form.querySelector('input[type=hidden][name="' + name + '"]');
     return el ? el.value : "";
@@ -93,7 +97,7 @@
   function values() {
     var out = [];
     Array.prototype.forEach.call(fields(), function (el) {
-      if (el.type !== "radio" || el.checked) { out.push([el.name, el.value]); }
+      if (!choosable(el) || el.checked) { out.push([el.name, el.value]); }
     });
     return out;
   }
@@ -136,16 +140,16 @@
   // Puts the copy's values into the form; whether anything changed. A field the participant is
   // already typing in (before this file arrived) is left alone.
   function putBack(list) {
-    var want = {};
-    list.forEach(function (f) { want[f[0]] = f[1]; });
+    var want = {}; // name -> the values kept under it (a checkbox group keeps several)
+    list.forEach(function (f) { (own(want, f[0]) ? want[f[0]] : (want[f[0]] = [])).push(f[1]); });
     var changed = false;
     Array.prototype.forEach.call(fields(), function (el) {
       if (el === document.activeElement && el.value !== el.defaultValue) { return; }
-      if (el.type === "radio") {
-        var on = own(want, el.name) && want[el.name] === el.value;
+      if (choosable(el)) {
+        var on = own(want, el.name) && want[el.name].indexOf(el.value) >= 0;
         if (el.checked !== on) { el.checked = on; changed = true; }
-      } else if (own(want, el.name) && el.value !== want[el.name]) {
-        el.value = want[el.name];
+      } else if (own(want, el.name) && el.value !== want[el.name][0]) {
+        el.value = want[el.name][0];
         changed = true;
       }
     });
@@ -161,7 +165,7 @@
   if (nav && (nav.type === "reload" || nav.type === "back_forward")) {
     Array.prototype.forEach.call(fields(), function (el) {
       if (el === document.activeElement) { return; }
-      if (el.type === "radio") {
+      if (choosable(el)) {
         el.checked = el.defaultChecked;
       } else if (el.value !== el.defaultValue) {
         el.value = el.defaultValue;
@@ -174,7 +178,7 @@
     data.append("csrfmiddlewaretoken", hidden("csrfmiddlewaretoken"));
     data.append("token", hidden("token"));
     Array.prototype.forEach.call(fields(), function (el) {
-      if (el.type !== "radio" || el.checked) { data.append(el.name, el.value); }
+      if (!choosable(el) || el.checked) { data.append(el.name, el.value); }
     });
     return data.toString();
   }

@@ -108,6 +108,15 @@ def full_data(demo_data) -> dict:
     demo_data["training"]["distractor_patterns"] = [{"tokens": ["moon"], "group": 1, **unchecked}]
     demo_data["training"]["patterns"].append({"tokens": ["sun"], "group": 2, **unchecked})
     demo_data["settings"][1]["patterns"].append({"tokens": ["wheat"], "group": 1, **unchecked})
+    # Survey items with types (docs/study-file.md), each type's keys on both kinds of item; each
+    # takes Walker.survey's answer "4".
+    typed = [
+        {"key": "sure", "text": "How sure are you?", "type": "likert", "labels": ["Not at all", "A little", "Somewhat", "Very"]},
+        {"key": "strategy", "text": "How did you work?", "type": "choice", "options": ["Read all", "Skimmed", "Searched", "Guessed"]},
+        {"key": "minutes", "text": "Minutes needed?", "type": "number", "min": 0, "max": 90, "test": "welch_t"},
+    ]
+    demo_data["survey"]["condition_items"] += typed
+    demo_data["survey"]["background_items"] += [{**item, "key": f"bg_{item['key']}"} for item in typed]
     return demo_data
 
 

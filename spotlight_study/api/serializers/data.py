@@ -106,12 +106,14 @@ class ResponseSerializer(serializers.ModelSerializer):
 
 
 class SurveyAnswerSerializer(serializers.ModelSerializer):
-    """One survey item answered (``response`` 1..5)."""
+    """One survey item answered: ``response`` is the point chosen (1..5 for an item without a
+    type, 1..number of labels for a ``likert`` item), else ``null``; ``value`` is a typed item's
+    answer (the option, the list of options checked, the number or the text), else ``null``."""
 
     participant = PseudonymField()
     is_pilot = serializers.BooleanField(source="participant.is_pilot", read_only=True)
 
     class Meta:
         model = SurveyAnswer
-        fields = ["participant", "condition", "item", "response", "is_pilot"]
+        fields = ["participant", "condition", "item", "response", "value", "is_pilot"]
         read_only_fields = fields

@@ -11,6 +11,7 @@ from ..models import Participant, SurveyAnswer
 from ..pilot_behaviour import pilot_comment
 from ..selectors import completion_url
 from ..services import survey_item_keys
+from ..survey_items import answer_rows, pilot_answer
 from . import keys, statements
 from .spec import Outcome, PilotTurn, PreviewPage, StepSpec, Turn
 
@@ -32,25 +33,24 @@ def survey_save(turn: Turn, *, responses: dict[tuple[str, str], int], comment: s
     Parameters
     ----------
     responses : dict
-        ``{(condition or "background", item_key): response}`` with responses 1..5, one for every
-        item the participant was asked.
+        ``{(condition or "background", item_key): answer}``, one for every item the
+        participant was asked: 1..5 for an item without a type, else as
+        :func:`..survey_items.cleaned_answer` gives it.
     comment : str
         The free comment, possibly empty.
 
     Raises
     ------
     InvalidAnswer
-        If an item is missing or a response is out of range (nothing is written).
+        If an item is missing or an answer does not fit its item (nothing is written).
     """
     now = turn.now or timezone.now()
     p, plan = turn.participant, turn.plan
     if set(responses) != survey_item_keys(p, plan):
         raise InvalidAnswer(gettext("Please answer every question."))
-    if any(not (1 <= int(v) <= 5) for v in responses.values()):
-        raise InvalidAnswer(gettext("Every answer must be on the 1-5 scale."))
+    rows = answer_rows(plan.survey, responses)  # each answer checked against its item's type
     statements.survey_inserted([
-        SurveyAnswer(participant=p, condition=c, item=i, response=int(v))
-        for (c, i), v in sorted(responses.items())
+        SurveyAnswer(participant=p, condition=c, item=i, **row) for (c, i), row in sorted(rows.items())
     ])
     p.comment = comment
     p.status = Participant.Status.COMPLETED
@@ -77,8 +77,12 @@ def survey_pilot(pt: PilotTurn) -> dict:
     """Plausible answers: with the pattern box the task is a little easier and less effortful."""
     rng = pt.rng
     responses = {}
+    typed = {i["key"]: i for key in ("condition_items", "background_items")
+             for i in pt.turn.plan.survey.get(key, ()) if i.get("type") not in (None, "scale")}
     for condition, item in survey_item_keys(pt.turn.participant, pt.turn.plan):
-        if condition == "background":
+        if item in typed:
+            value = pilot_answer(typed[item], rng, shift=int(condition not in ("no_pattern", "background")))
+        elif condition == "background":
             value = rng.randint(1, 5)
         else:
             shift = 0 if condition == "no_pattern" else 1
