@@ -123,7 +123,8 @@ _PARTICIPANTS_DOC = {
     "participant": "pseudonym of the participant",
     "cell": "counterbalancing cell index",
     "cell_plan": "the participant's main tasks in order, setting:condition joined by ' > '",
-    "status": "in_progress, completed, failed_check, no_consent, returned, timed_out or rejected",
+    "status": "in_progress, completed, failed_check, no_consent, returned, timed_out, rejected "
+    "or ended_by_researcher (a stalled participant the researcher ended)",
     "started": "ISO 8601 UTC: arrival",
     "finished": "ISO 8601 UTC: end of the session (empty while in progress or if left)",
     "consented": "ISO 8601 UTC: consent given (empty if not)",

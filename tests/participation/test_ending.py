@@ -14,6 +14,7 @@ from spotlight_study.participation.ending import participants_end, participants_
 from spotlight_study.participation.errors import EndingRefused
 from spotlight_study.participation.models import Participant, ParticipantEnding
 from spotlight_study.participation.selectors import participant_pseudonym
+from spotlight_study.participation.services import participant_prolific_status_set
 from spotlight_study.researcher.top_up import cell_needs
 from spotlight_study.studies.services import study_import
 
@@ -111,3 +112,18 @@ def test_ended_participants_hold_no_place_and_count_as_ended_in_the_top_up(demo_
     after = {c.cell: c for c in cell_needs(demo_study)}
     assert (after[p.cell_index].pending, after[p.cell_index].ended) == (0, 1)
     assert participants_in_progress(study=demo_study) == []
+
+
+def test_a_prolific_status_does_not_undo_the_researchers_ending(demo_study):
+    """A later RETURNED from Prolific (sync or webhook) leaves ended_by_researcher and the decision as they are."""
+    (_, p), = _arrive(demo_study.slug, 1)
+    participants_end(study=demo_study, pseudonyms=[_pseudonym(demo_study, p)], reason="Stalled.")
+    for replace_ended in (False, True):
+        changed = participant_prolific_status_set(
+            participant_id=p.pk, status=Participant.Status.RETURNED, replace_ended=replace_ended
+        )
+        assert changed is False
+    assert Participant.objects.get(pk=p.pk).status == Participant.Status.ENDED_BY_RESEARCHER
+    assert ParticipantEnding.objects.filter(participant=p).exists()
+    assert set(Participant.Status.PROLIFIC_ENDED) < set(Participant.Status.ENDED)
+    assert "ended_by_researcher" in Participant.Status.ENDED
