@@ -317,7 +317,7 @@ def _survey_blocks(results: Mapping, tables: Mapping[str, pd.DataFrame]) -> list
     elif results["likert_distribution"]:
         blocks.append(Para("No test: the survey needs answers about a task without a pattern and about "
                            "one with a pattern to compare. Only the distributions are shown."))
-    else:
+    elif not results.get("survey_items_summary"):  # typed items have their own section
         blocks.append(Para("No per-condition survey answers from included participants."))
     blocks.append(Figure("likert", "Survey answers by condition as diverging stacked bars: disagreement "
                                "to the left of zero, agreement to the right, neutral split across zero."))

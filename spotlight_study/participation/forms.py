@@ -324,10 +324,12 @@ class SurveyForm(StepForm):
         plain HTML (the same markup as Django's ``RadioSelect``, at a fraction of the cost:
         see docs/performance.md).
 
-        Returns ``[{"intro": str, "questions": [{"name", "id", "label", "errors": [str],
-        "options": [{"value", "label", "id", "checked"}]}]}]``; ``checked`` marks the submitted
-        (or initial) choice; ``errors`` are the field's messages after validation of a bound
-        form, else empty.
+        Returns ``[{"intro": str, "questions": [{"name", "id", "kind", "layout", "label",
+        "errors": [str], "options": [{"value", "label", "id", "name", "checked"}], "value",
+        "min", "max", "max_length"}]}]``; ``kind`` is ``radio``, ``checkbox``, ``number`` or
+        ``text`` (:func:`.survey_items.question_kind`), ``layout`` as :func:`_layout` gives it;
+        ``checked`` marks the submitted (or initial) choice; ``errors`` are the field's
+        messages after validation of a bound form, else empty.
         """
         errors = self.errors if self.is_bound else {}
         sections = []
@@ -352,6 +354,7 @@ class SurveyForm(StepForm):
                 field = self.fields[question["fields"][0]]
                 questions.append({
                     "name": name, "id": field_id, "kind": kind, "label": question["item"]["text"],
+                    "layout": _layout(question["item"]),
                     "errors": messages, "options": options, "value": self._value(name),
                     "min": getattr(field, "min_value", None), "max": getattr(field, "max_value", None),
                     "max_length": getattr(field, "max_length", None),
@@ -394,6 +397,15 @@ class SurveyForm(StepForm):
                 condition, item = "background", name[3:]
             out[(condition, item)] = survey_items.cleaned_answer(question["item"], name, self.cleaned_data)
         return out
+
+
+def _layout(item) -> str:
+    """The CSS class of a question's choices: ``options`` (a list) for a choice, ``long-scale``
+    (a list on a phone, where more than five points no longer fit one row) for a likert item of
+    more than five points, else none."""
+    if item.get("type") in ("choice", "multi_choice"):
+        return "options"
+    return "long-scale" if len(item.get("labels", ())) > 5 else ""
 
 
 # Bounded so that a long-running process that sees many study versions cannot grow without end.

@@ -170,3 +170,29 @@ def test_every_type_has_a_test_and_a_source():
     """The one table names each type's level, its tests and their source."""
     assert set(SURVEY_TESTS) == {"scale", "likert", "choice", "multi_choice", "number", "text"}
     assert all(entry["source"] and entry["level"] for entry in SURVEY_TESTS.values())
+
+
+def test_reference_items_keep_their_numbers_and_get_their_own_words(tmp_path):
+    """Items without a type: results.json is byte for byte the same with and without
+    survey_items.json, and the report names each item by its own text and scale words."""
+    from analysis import run_analysis
+
+    texts = {"leicht": "Es war leicht, so sagt es die Studie."}
+    scale_only = {**ITEMS, "items": [dict(ITEMS["items"][0], text=texts["leicht"])]}
+    plain, worded = tmp_path / "plain", tmp_path / "worded"
+    for d in (plain, worded):
+        d.mkdir()
+        survey = _export(d, items=None)
+    keep = [r for r in survey if r["item"] == "leicht"]
+    for d in (plain, worded):
+        with (d / "survey.csv").open("w", newline="", encoding="utf-8") as fh:
+            writer = csv.DictWriter(fh, fieldnames=list(keep[0]))
+            writer.writeheader()
+            writer.writerows(keep)
+    (worded / "survey_items.json").write_text(json.dumps(scale_only, ensure_ascii=False), encoding="utf-8")
+    run_analysis(plain, tmp_path / "out_plain")
+    run_analysis(worded, tmp_path / "out_worded")
+    assert (tmp_path / "out_plain" / "results.json").read_bytes() == (tmp_path / "out_worded" / "results.json").read_bytes()
+    report = (tmp_path / "out_worded" / "report.md").read_text(encoding="utf-8")
+    assert texts["leicht"] in report and "Stimme gar nicht zu" in report
+    assert "Easy to solve the task" not in (tmp_path / "out_plain" / "report.md").read_text(encoding="utf-8")

@@ -1,4 +1,5 @@
-"""The survey step: per-condition and background items on a 1-5 scale, and a free comment."""
+"""The survey step: per-condition and background items (on a 1-5 scale, or of the types in
+participation/survey_items.py), and a free comment."""
 from __future__ import annotations
 
 from django.utils import timezone
@@ -26,7 +27,7 @@ def survey_context(turn: Turn, form) -> dict:
     return ctx
 
 
-def survey_save(turn: Turn, *, responses: dict[tuple[str, str], int], comment: str) -> Outcome:
+def survey_save(turn: Turn, *, responses: dict[tuple[str, str], object], comment: str) -> Outcome:
     """Save the survey of a locked participant and complete it (status ``completed``); the
     outcome sends the participant to Prolific with the completion code.
 
