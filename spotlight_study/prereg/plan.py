@@ -125,7 +125,9 @@ def plan_build(*, study: Study, sample_size: SampleSizeInput, alpha: float = 0.0
     (Holm, its families of results sections); ``tests`` (one per hypothesis, from
     :func:`analysis.deviations.planned_tests`); ``descriptive`` (reported sections without a
     test); ``exclusion_rules`` (reason and rule); ``exclusion_scope``; ``sample_size``
-    (``planned_n``, ``derivation``, the planner's numbers or None).
+    (``planned_n``, ``derivation``, the planner's numbers or None); under a declared codebook
+    ``codebook`` (:func:`analysis.codebook_analysis.planned_codebook`: its fields, outcome,
+    success mapping, the outcome's test and the agreement statistics).
 
     Raises :class:`PlanInputError` if the planned N cannot be determined from ``sample_size``.
     The plan holds no time and no reason, so the same study and options always give the same
@@ -141,7 +143,7 @@ def plan_build(*, study: Study, sample_size: SampleSizeInput, alpha: float = 0.0
     items = [i["key"] for i in (study.survey or {}).get("condition_items", [])]
     alternatives = likert_alternatives_for(items)
     families = {name: list(sections) for name, sections in HOLM_FAMILIES.items()}
-    return {
+    plan = {
         "format": PLAN_FORMAT,
         "study": {"slug": study.slug, "title": study.title,
                   "definition_sha256": plan_sha256(study_definition(study))},
@@ -164,3 +166,8 @@ def plan_build(*, study: Study, sample_size: SampleSizeInput, alpha: float = 0.0
         "exclusion_scope": EXCLUSION_SCOPE,
         "sample_size": _sample_size(study, sample_size, alpha),
     }
+    if study.annotation_codebook:  # only a declared one: the default leaves the plan as it was
+        from analysis.codebook_analysis import planned_codebook
+
+        plan["codebook"] = planned_codebook(study.annotation_codebook)
+    return plan
