@@ -65,3 +65,8 @@ def test_german_codebook_is_labelled_with_hotkeys(page, live_server):
     expect(page.locator("#field-erkannt")).to_contain_text("required")
     expect(page.locator("#field-tags").get_by_label("Straße")).to_be_checked()
     assert Annotation.objects.filter(annotator=user).count() == 1
+    # At a phone's width (390 px) the fields fit without scrolling sideways.
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(page.url)  # a GET, not a resent POST
+    expect(page.locator("#field-tags").get_by_label("Erwähnt Geschlecht")).to_be_visible()
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
