@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 from sklearn.metrics import cohen_kappa_score
 
-from .document import Data, Heading, Para, Table, fmt_num, fmt_p, fmt_pct, to_html, to_markdown
+from .document import Bullets, Data, Heading, Para, Table, fmt_num, fmt_p, fmt_pct, to_html, to_markdown
 from .errors import AnalysisInputError
 from .measures import MEASURES, SOURCES, outcome_test_of
 from .stats import agreement as agr
@@ -222,20 +222,64 @@ def multi_choice_summary(responses: pd.DataFrame, field: Mapping) -> dict:
     return out
 
 
+# --- preregistration ---------------------------------------------------------------------------
+
+
+def planned_codebook(codebook: Mapping) -> dict:
+    """What a preregistered plan records of a declared codebook: its fields, outcome and
+    ``success`` mapping as stored, the outcome's test and each compared field's agreement
+    statistics (from :data:`analysis.measures.MEASURES`)."""
+    outcome = next(f for f in codebook["fields"] if f["key"] == codebook["outcome"])
+    return {
+        "fields": [dict(f) for f in codebook["fields"]],
+        "outcome": codebook["outcome"],
+        "success": dict(codebook.get("success") or {}),
+        "outcome_test": outcome_test_of(outcome, codebook.get("success")),
+        "agreement": {f["key"]: list(MEASURES[f["type"]].agreement) for f in codebook["fields"]
+                      if f["type"] != "note"},
+    }
+
+
+def codebook_deviations(planned: Mapping | None, codebook: Mapping) -> list[str]:
+    """How the codebook analysed differs from the one a plan recorded (:func:`planned_codebook`):
+    one sentence per changed part (fields added, removed or changed, the outcome, the success
+    mapping, the outcome's test). ``[]`` when they agree; a plan without a codebook gives one
+    sentence saying the codebook was not preregistered."""
+    if planned is None:
+        return ["The plan records no codebook: the codebook analysed was not preregistered."]
+    now = planned_codebook(codebook)
+    out = []
+    old_fields = {f["key"]: f for f in planned["fields"]}
+    new_fields = {f["key"]: f for f in now["fields"]}
+    out += [f"Field `{k}` was added after the plan." for k in new_fields if k not in old_fields]
+    out += [f"Field `{k}` of the plan was removed." for k in old_fields if k not in new_fields]
+    out += [f"Field `{k}` changed after the plan." for k in new_fields
+            if k in old_fields and old_fields[k] != new_fields[k]]
+    for part, words in (("outcome", "The outcome"), ("success", "The success mapping"),
+                        ("outcome_test", "The outcome's test")):
+        if planned.get(part) != now[part]:
+            out.append(f"{words} changed: planned {planned.get(part)!r}, analysed {now[part]!r}.")
+    return out
+
+
 # --- results and report -------------------------------------------------------------------------
 
 
 def codebook_results(responses: pd.DataFrame, codebook: Mapping, agreement: Sequence[Mapping],
-                     *, alpha: float = 0.05) -> dict:
+                     *, alpha: float = 0.05, plan: Mapping | None = None) -> dict:
     """Everything the codebook section reports: ``outcome`` (:func:`outcome_tests`),
     ``agreement`` (the :func:`field_agreement` of each compared field, as given) and
-    ``multi_choice`` (:func:`multi_choice_summary` of each multi_choice field)."""
-    return {
+    ``multi_choice`` (:func:`multi_choice_summary` of each multi_choice field); with a
+    preregistered ``plan``, ``deviations`` (:func:`codebook_deviations` of its ``codebook``)."""
+    out = {
         "outcome": outcome_tests(responses, codebook, alpha=alpha),
         "agreement": list(agreement),
         "multi_choice": [multi_choice_summary(responses, f) for f in codebook["fields"]
                          if f["type"] == "multi_choice"],
     }
+    if plan is not None:
+        out["deviations"] = codebook_deviations(plan.get("codebook"), codebook)
+    return out
 
 
 def _stat_text(stat) -> str:
@@ -264,6 +308,10 @@ def report_blocks(results: Mapping) -> list:
                      detail, fmt_p(c["p"]), fmt_p(c.get("p_holm"))])
     blocks.append(Table(["Setting", "Treatment", "n (treatment / no_pattern)", "Result", "p", "p (Holm)"], rows)
                   if rows else Para("No setting has answers in both conditions yet."))
+    if "deviations" in results:
+        blocks += [Heading(2, "Deviations from the preregistered codebook")]
+        blocks.append(Bullets([[d] for d in results["deviations"]]) if results["deviations"]
+                      else Para("None: the codebook and the outcome's test are as preregistered."))
     blocks += [Heading(2, "Agreement per field")]
     arows = []
     for a in results["agreement"]:

@@ -48,9 +48,17 @@ def machine_coding_job_create(
     ValidationError
         For an empty or too long model name or an unknown field.
     MachineCodingError
-        If a job for this study and model is still queued or running (resume or cancel it).
+        If a job for this study and model is still queued or running (resume or cancel it), or
+        the study declares its own codebook (not supported by the machine coder yet).
     """
     model = (model or "").strip()
+    if study.annotation_codebook:
+        # Its prompt, replies and machine labels know the default codebook's fields only.
+        raise MachineCodingError(
+            "The machine coder codes the default codebook's fields (identified, "
+            "surface_difference, no_difference, tags, exclusion); this study declares its own "
+            "codebook, which it cannot code yet. Nothing was started."
+        )
     try:
         chosen = llm.validate_fields(fields)
     except ValueError as exc:

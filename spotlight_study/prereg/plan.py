@@ -130,7 +130,9 @@ def plan_build(*, study: Study, sample_size: SampleSizeInput, alpha: float = 0.0
     that name a type adds ``design.survey_items_typed`` (each item's key, type, place and its
     type's keys), their tests (:func:`analysis.survey_measures.typed_planned_tests`), their Holm
     families and the descriptive section ``survey_items_summary``; a study without them gets
-    the plan it always got.
+    the plan it always got. Under a declared codebook the plan adds ``codebook``
+    (:func:`analysis.codebook_analysis.planned_codebook`: its fields, outcome, success mapping,
+    the outcome's test and the agreement statistics).
 
     Raises :class:`PlanInputError` if the planned N cannot be determined from ``sample_size``.
     The plan holds no time and no reason, so the same study and options always give the same
@@ -179,4 +181,8 @@ def plan_build(*, study: Study, sample_size: SampleSizeInput, alpha: float = 0.0
             {k: v for k, v in t.items() if k != "text"} for t in typed]
         plan["tests"] += typed_planned_tests(typed, study.conditions)
         plan["descriptive"].append("survey_items_summary")
+    if study.annotation_codebook:  # only a declared one: the default leaves the plan as it was
+        from analysis.codebook_analysis import planned_codebook
+
+        plan["codebook"] = planned_codebook(study.annotation_codebook)
     return plan

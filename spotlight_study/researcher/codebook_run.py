@@ -29,17 +29,19 @@ def outcome_is_proportion(study: Study) -> bool:
     )
 
 
-def codebook_analysis_write(*, study: Study, data_dir: Path, out: Path, include_pilot: bool) -> dict:
+def codebook_analysis_write(*, study: Study, data_dir: Path, out: Path, include_pilot: bool,
+                            plan: dict | None = None) -> dict:
     """Analyse ``data_dir/responses.csv`` under the study's declared codebook and write the
     codebook report into ``out``; returns the plain results (``codebook_results.json``) with
-    ``input_sha256``, the SHA-256 of that ``responses.csv``.
+    ``input_sha256``, the SHA-256 of that ``responses.csv``. With a preregistered ``plan``
+    the codebook analysed is compared with the one it records (``deviations``).
 
     Raises ``analysis.AnalysisInputError`` if the responses cannot be analysed.
     """
     path = data_dir / "responses.csv"
     responses = pd.read_csv(path, dtype=str, keep_default_na=False)
     agreement = codebook_agreement(study=study, is_pilot=None if include_pilot else False)
-    results = codebook_results(responses, study.annotation_codebook, agreement)
+    results = codebook_results(responses, study.annotation_codebook, agreement, plan=plan)
     plain = write_codebook_report(results, out, title=study.title)
     plain["input_sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
     return plain

@@ -81,7 +81,7 @@ def analysis_run(
     codebook = None
     if study.annotation_codebook:  # a declared codebook: its own report (researcher/codebook_run.py)
         codebook = codebook_analysis_write(study=study, data_dir=data_dir, out=out,
-                                           include_pilot=include_pilot)
+                                           include_pilot=include_pilot, plan=plan)
     if codebook is not None and not outcome_is_proportion(study):
         shutil.copyfile(out / "codebook_report.html", out / "report.html")
         (out / "results.json").write_text(json.dumps({"codebook": codebook}, indent=2,

@@ -134,3 +134,35 @@ def test_item_page_renders_the_fields_with_a_hotkey_per_option_and_saves(german_
     assert Annotation.objects.get().values == {"erkannt": "teilweise", "tags": ["Länge"]}
     bad = client.post(url, {"cb_tags": ["Länge"], "exclusion": "none", "base_revision": "1"})
     assert bad.status_code == 400 and Annotation.objects.get().revision == 1
+
+
+def test_the_machine_coder_refuses_a_declared_codebook_and_starts_nothing(german_study):
+    """llm_annotate on a study with its own codebook is refused with a message; no job."""
+    from spotlight_study.annotation.errors import MachineCodingError
+    from spotlight_study.annotation.machine_coding import machine_coding_job_create
+    from spotlight_study.annotation.models import MachineCodingJob
+
+    with pytest.raises(MachineCodingError, match="declares its own codebook"):
+        machine_coding_job_create(study=german_study, model="m", dispatch=False)
+    assert not MachineCodingJob.objects.exists()
+
+
+def test_overview_and_adjudication_pages_show_the_codebook_fields(german_study, staff_client):
+    """The overview gives agreement per field; the adjudication page marks the field that differs
+    and saves the adjudicator's values."""
+    first, second = make_user("a1", "annotators"), make_user("a2", "annotators")
+    item = _label_all(german_study, first, lambda i: {"erkannt": "ja", "tags": ["Länge"]})[0]
+    _label_all(german_study, second,
+               lambda i: {"erkannt": "nein" if i == 0 else "ja", "tags": ["Länge"]})
+    page = staff_client.get(f"/annotate/{german_study.slug}/overview/").content.decode()
+    assert "Agreement per codebook field" in page
+    assert "quadratic_kappa" in page and "krippendorff_alpha:ordinal" in page and "Länge" in page
+    adjudicator = _client(make_user("adj", "adjudicators"))
+    url = f"/annotate/{german_study.slug}/adjudicate/{item.public_id}/"
+    page = adjudicator.get(url).content.decode()
+    assert 'class="differs" id="competing-erkannt"' in page
+    assert 'id="competing-tags"' in page and 'class="differs" id="competing-tags"' not in page
+    response = adjudicator.post(url, {"cb_erkannt": "teilweise", "cb_tags": ["Länge"],
+                                      "exclusion": "none", "exclusion_note": ""})
+    assert response.status_code == 302, response.content.decode()[:1500]
+    assert FinalLabel.objects.get(item=item).values == {"erkannt": "teilweise", "tags": ["Länge"]}

@@ -32,6 +32,13 @@ def test_german_study_is_analysed_by_its_codebook(db, demo_data, tmp_path, capsy
     """Eight participants, two annotators (disagreeing on the tags of every fourth answer): the report tests erkannt
     with Mann-Whitney U as scipy does, and names the German fields."""
     study = study_import(data=german_data(demo_data))
+    call_command("preregister", study.slug, "--planned-n", "8", "--out", str(tmp_path / "plan"))
+    planned = json.loads((tmp_path / "plan" / "plan.json").read_text(encoding="utf-8"))["codebook"]
+    assert planned["outcome_test"] == "mann_whitney" and planned["outcome"] == "erkannt"
+    # Changed after the plan, before anyone consented: allowed, and a deviation in the report.
+    changed = german_data(demo_data)
+    changed["annotation"]["codebook"]["fields"][1]["options"].append("Ton")
+    study = study_import(data=changed, replace=True)
     for _ in range(8):
         Walker(Client(), study.slug).complete()
     for n, user in enumerate(make_user(f"a{i}", "annotators") for i in range(2)):
@@ -62,6 +69,8 @@ def test_german_study_is_analysed_by_its_codebook(db, demo_data, tmp_path, capsy
     assert fields["erkannt"]["statistics"]["quadratic_kappa"]["value"] == 1.0
     assert "Länge" in fields["tags"]["options"]
     assert [m["label"] for m in results["multi_choice"]] == ["Weitere Unterschiede"]
+    assert results["deviations"] == ["Field `tags` changed after the plan."]
     report = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "Deviations from the preregistered codebook" in report
     for words in ("Unterschied erkannt", "Weitere Unterschiede", "Mann-Whitney U", "Erwähnt Geschlecht"):
         assert words in report

@@ -11,6 +11,7 @@ from spotlight_study.studies.models import Study
 
 from ..errors import LabelImportError
 from ..services.queue import items_sync
+from .codebook_columns import import_columns
 from .parse import csv_parse
 from .validate import capacity_errors, rows_validate
 from .write import ImportReport, rows_write
@@ -59,7 +60,7 @@ def labels_import(
     """
     now = now or timezone.now()
     items_sync(study=study)  # answers nobody has opened yet can be labeled too
-    raw_rows, errors = csv_parse(text, annotator_name=annotator_name)
+    raw_rows, errors = csv_parse(text, annotator_name=annotator_name, columns=import_columns(study))
     checked = rows_validate(
         study=study, rows=raw_rows, annotator_name=annotator_name, add_tags=add_tags
     )

@@ -15,12 +15,14 @@ from django.core.exceptions import ValidationError
 from spotlight_study.studies.models import Study
 from spotlight_study.studies.schema import normalize_tag
 
+from ..codebook_labels import is_declared
 from ..errors import InvalidLabel
 from ..models import Assignment, Exclusion, Item
 from ..pilot_round import pilot_round_is_open
 from ..selectors import codebook
 from ..services.labels import LabelInput, label_clean
 from ..services.pool import active_places
+from .codebook_columns import row_values
 from .parse import RawRow, parse_bool
 
 _BOOL_COLUMNS = ("identified", "surface_difference", "no_difference")
@@ -64,6 +66,8 @@ class _Context:
         self.seen: dict[tuple[str, str], int] = {}
         self.pilot_open = pilot_round_is_open(study)
         self.slug = study.slug
+        self.study = study
+        self.declared = is_declared(study)
 
     def codebook(self, item: Item) -> set[str]:
         return self.codebooks.setdefault(item.setting_id, set(codebook(item.setting)))
@@ -105,6 +109,8 @@ def _row_validate(raw: RawRow, context: _Context) -> tuple[list[str], ImportRow 
             raise ValidationError("empty")
     except ValidationError:
         problems.append(f"annotator: '{name}' is not a valid username")
+    if context.declared:
+        return _codebook_row(raw, context, item, name, problems)
     bools = {}
     for col in _BOOL_COLUMNS:
         b = parse_bool(values[col])
@@ -121,11 +127,6 @@ def _row_validate(raw: RawRow, context: _Context) -> tuple[list[str], ImportRow 
     )
     if item is None:
         return problems, None, set()
-    if item.is_pilot and not context.pilot_open:
-        problems.append(
-            f"item {item.public_id} is a pilot answer and the pilot annotation round is closed "
-            f"(open it with manage.py pilot_annotation {context.slug} --open)"
-        )
     unknown = set(tags) - context.codebook(item)
     if unknown and not context.add_tags:
         problems.append(
@@ -135,13 +136,45 @@ def _row_validate(raw: RawRow, context: _Context) -> tuple[list[str], ImportRow 
         label_clean(label=label, setting=item.setting)
     except InvalidLabel as exc:
         problems.extend(f"{k}: {v}" for k, v in exc.errors.items() if k != "tags")
+    _item_checks(raw, context, item, name, problems)
+    return problems, ImportRow(raw.line, item, name, label), unknown
+
+
+def _item_checks(raw: RawRow, context: _Context, item: Item, name: str, problems: list[str]) -> None:
+    """Add the problems of the row's item: a pilot item while the pilot round is closed, an
+    item the same annotator labels on an earlier line."""
+    if item.is_pilot and not context.pilot_open:
+        problems.append(
+            f"item {item.public_id} is a pilot answer and the pilot annotation round is closed "
+            f"(open it with manage.py pilot_annotation {context.slug} --open)"
+        )
     key = (item.public_id, name)
     if key in context.seen:
         problems.append(
             f"item {item.public_id} is already labeled by '{name}' on line {context.seen[key]}"
         )
     context.seen.setdefault(key, raw.line)
-    return problems, ImportRow(raw.line, item, name, label), unknown
+
+
+def _codebook_row(raw: RawRow, context: _Context, item: Item | None, name: str,
+                  problems: list[str]) -> tuple[list[str], ImportRow | None, set[str]]:
+    """:func:`_row_validate` of a row under a declared codebook: the values checked by the label
+    service (errors named ``values.<key>``); options are never added by an import."""
+    values = raw.values
+    label = LabelInput(
+        identified=False, surface_difference=False, no_difference=False,
+        exclusion=values["exclusion"].strip() or Exclusion.NONE,
+        exclusion_note=values.get("exclusion_note") or "",
+        values=row_values(context.study, values),
+    )
+    if item is None:
+        return problems, None, set()
+    try:
+        label_clean(label=label, setting=item.setting)
+    except InvalidLabel as exc:
+        problems.extend(f"{k}: {v}" for k, v in exc.errors.items())
+    _item_checks(raw, context, item, name, problems)
+    return problems, ImportRow(raw.line, item, name, label), set()
 
 
 def capacity_errors(*, study: Study, rows: list[ImportRow], now: datetime) -> list[tuple[int, str]]:

@@ -69,7 +69,7 @@ class Command(BaseCommand):
         self.stdout.write(f"Report: {out}/report.html (input SHA-256 {results['input_sha256']})")
         if include_pilot:
             self.stdout.write("  The data include the pilot participants.")
-        if latest is not None:
+        if latest is not None and "preregistration" in results:
             count = results["preregistration"]["deviations"]["count"]
             self.stdout.write(f"  Preregistered plan v{latest.version} (SHA-256 {latest.plan_sha256}): "
                               f"{count} deviation(s), listed in the report.")
@@ -87,6 +87,9 @@ class Command(BaseCommand):
 
         o = codebook["outcome"]
         self.stdout.write(f"  Outcome {o['label']} ({o['type']}): {o['test']}; codebook_report.html")
+        if "deviations" in codebook:
+            self.stdout.write(f"  Codebook: {len(codebook['deviations'])} deviation(s) from the "
+                              "preregistered plan, listed in codebook_report.html.")
         for c in o["comparisons"]:
             self.stdout.write(f"  {c['setting']}: {c['treatment']} vs no_pattern, "
                               f"p={fmt_p(c['p'])}, p (Holm)={fmt_p(c.get('p_holm'))}")
