@@ -29,7 +29,7 @@ SOURCES = {
     "cohen_kappa": "sklearn.metrics.cohen_kappa_score; Cohen (1960), Educ. Psychol. Meas. 20(1)",
     "quadratic_kappa": "sklearn.metrics.cohen_kappa_score(weights='quadratic'); Cohen (1968), "
     "Psychol. Bull. 70(4)",
-    "krippendorff_alpha": "krippendorff.alpha (via analysis/stats/agreement.py); Krippendorff "
+    "krippendorff_alpha": "nltk.metrics.agreement.AnnotationTask.alpha (via analysis/stats/agreement.py); Krippendorff "
     "(2011), Computing Krippendorff's Alpha-Reliability",
     "two_proportion_ztest": "statsmodels.stats.proportion.proportions_ztest; Agresti (2013), "
     "Categorical Data Analysis, 3.1",
