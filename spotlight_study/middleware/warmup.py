@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
+from typing import Callable
 
 from django.core.exceptions import MiddlewareNotUsed
 from django.template import TemplateDoesNotExist, engines
@@ -38,10 +39,21 @@ _EXTRA_TEMPLATES = ("base.html", "400.html", "403.html", "404.html")
 _HEAVY_MODULES = ("spacy", "analysis.stats", "analysis.run", "sklearn.metrics",
                   "nltk.metrics.agreement")
 _warmed = False
+# Work an app above this layer wants done before the fork (registered in its AppConfig.ready):
+# the studies app builds spaCy's tokenizer (about 0.5 s), which a participant page uses once per
+# definition version and worker to check the stored definition (studies/plan.py).
+_HOOKS: list[Callable[[], object]] = []
+
+
+def warm_up_register(hook: Callable[[], object]) -> None:
+    """Have :func:`warm_up` call ``hook()`` too (once; registering it again has no effect)."""
+    if hook not in _HOOKS:
+        _HOOKS.append(hook)
 
 
 def warm_up() -> None:
-    """Import the URLconf (every view module) and compile the participant templates.
+    """Import the URLconf (every view module), run the registered hooks
+    (:func:`warm_up_register`) and compile the participant templates.
 
     Idempotent and cheap after the first call. Raises nothing for a missing template (a
     template renamed later is compiled on its first use instead, as without this).
@@ -57,6 +69,8 @@ def warm_up() -> None:
             importlib.import_module(module)
         except ImportError:  # an optional part missing: its page says so when asked
             pass
+    for hook in _HOOKS:
+        hook()
     names = [str(p.relative_to(_TEMPLATE_DIR)) for p in sorted(_TEMPLATE_DIR.rglob("*.html"))]
     for engine in engines.all():
         for name in (*names, *_EXTRA_TEMPLATES):

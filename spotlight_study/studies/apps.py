@@ -22,3 +22,10 @@ class StudiesConfig(AppConfig):
             handler = plan.on_setting_changed if model is Setting else plan.on_pattern_changed
             for signal in (post_save, post_delete):
                 signal.connect(handler, sender=model, dispatch_uid=f"{model.__name__}_version_{id(signal)}")
+
+        # Before uWSGI forks: the tokenizer of the definition check (studies/definition_check.py).
+        from spotlight_study.middleware.warmup import warm_up_register
+
+        from .content import tokenizer_warm
+
+        warm_up_register(tokenizer_warm)

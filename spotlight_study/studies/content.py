@@ -29,6 +29,12 @@ def _tokenizer():
     return spacy.blank("en").tokenizer
 
 
+def tokenizer_warm() -> None:
+    """Build the tokenizer now (about 0.5 s), e.g. in the server's master before it forks, so
+    that the first check of a definition in each worker does not wait for it."""
+    _tokenizer()
+
+
 @lru_cache(maxsize=4096)
 def text_tokens(text: str) -> frozenset[str]:
     """The set of spaCy tokens of ``text`` (whitespace tokens dropped)."""

@@ -98,7 +98,8 @@ CORRUPTIONS = [
     ("consent empty", lambda s: _study(s, consent_text=""), "consent_text"),
     ("instructions empty", lambda s: _study(s, instructions_text=""), "instructions_text"),
     ("task prompt empty", lambda s: _study(s, task_prompt=""), "task_prompt"),
-    ("title too long", lambda s: _study(s, title="t" * 201), "title"),
+    ("title empty", lambda s: _study(s, title=""), "title"),
+    ("example answer empty", lambda s: _study(s, example_answer=""), "example_answer"),
     # completion codes
     ("completion code empty", lambda s: _study(s, completion_code=""), "completion_codes.completed"),
     ("completion codes shared", lambda s: _study(s, no_consent_code=F("completion_code")), "completion_codes.no_consent"),
