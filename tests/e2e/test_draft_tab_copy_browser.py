@@ -187,3 +187,38 @@ def test_a_page_whose_answer_is_saved_never_brings_back_its_text(page, live_serv
     participant.refresh_from_db()
     assert participant.status == Participant.Status.COMPLETED and participant.draft is None
     assert participant.comment == "The second text was hard to read."
+
+
+def test_text_the_server_never_got_comes_back_from_the_tab_and_counts_as_neither_typed_nor_inserted(
+    page, live_server, live_demo_study, settings
+):
+    """With every draft refused (429, DRAFT_RATE_LIMIT), typed text still comes back after a
+    reload, from the tab's copy alone, with flow.js's counter; once drafts are let through the
+    server gets it, and the saved answer's telemetry counts only what was typed after the reload."""
+    from django.core.cache import cache
+
+    cache.clear()  # the limit's counters (the live server runs in this process)
+    settings.DRAFT_RATE_LIMIT = "1/d"
+    participant = _at_training(page, live_server, live_demo_study)
+    box(page).fill("x")
+    saved(page)  # the one draft the limit lets through; every later one gets 429
+    box(page).fill("")
+    box(page).press_sequentially(TRAINING, delay=5)
+    reload_at_once(page)
+    expect_task(page, "Instructions, step 2 of 2")
+    expect(box(page)).to_have_value(TRAINING)
+    expect(page.locator("#answer-counter")).to_have_text(f"{len(TRAINING)} of at most 5,000 characters.")
+    expect(page.locator("form[data-draft-state=failed]")).to_have_count(1)  # its own send: 429
+    participant.refresh_from_db()
+    assert participant.draft["data"] == {"answer_0": "x"}  # the server never got the text
+    settings.DRAFT_RATE_LIMIT = "off"
+    box(page).focus()
+    page.keyboard.press("Control+End")
+    box(page).press_sequentially("!", delay=5)
+    saved(page)
+    assert stored_draft(participant, contains=TRAINING)["data"] == {"answer_0": TRAINING + "!"}
+    submit(page)
+    expect_task(page, "Task 1 of 2")
+    response = TaskResponse.objects.get(participant=participant, position=0)
+    assert response.answer == TRAINING + "!"
+    assert (response.typed_chars, response.replaced_chars, response.insertions) == (1, 0, 1)
