@@ -8,6 +8,8 @@ spread (max - min), which must stay within 1.
 from __future__ import annotations
 
 import json
+import os
+import secrets
 import sqlite3
 import sys
 from dataclasses import dataclass
@@ -82,6 +84,9 @@ def db_checks(database_url: str, slug: str, pids: list[str]) -> DbChecks:
     """Check the study ``slug`` in the database of ``database_url``; ``pids`` are the Prolific
     IDs this run sent. Raises RuntimeError if the study is not there."""
     sys.path.insert(0, str(REPO))
+    # The package's import reads Django's settings (spotlight_study/__init__.py loads Celery's
+    # app), which refuse to load without a SECRET_KEY: the driver's process has none of its own.
+    os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
     from spotlight_study.studies.design import build_cells  # pure Python, no Django setup
 
     db = _Db(database_url)

@@ -13,6 +13,7 @@ Usage (from the repository root, with the repo's venv):
     .venv/bin/python bench/load.py --n 400 --concurrency 50 --database postgres
     .venv/bin/python bench/load.py --n 400 --concurrency 50 --database sqlite
     .venv/bin/python bench/load.py --n 400 --concurrency 50 --servers 2
+    .venv/bin/python bench/load.py --sizes 400,2400,10000 --concurrency 50   # the growth table
     .venv/bin/python bench/load.py --n 100 -c 20 --base-url http://127.0.0.1:8000 \\
         --database-url postgres://postgres@127.0.0.1:5432/spotlight
 
@@ -35,7 +36,8 @@ from bench import server as srv  # noqa: E402
 from bench.checks import db_checks  # noqa: E402
 from bench.cpu import CpuMeter, machine_busy  # noqa: E402
 from bench.driver import run_load  # noqa: E402
-from bench.report import print_report  # noqa: E402
+from bench.growth import growth_rows, parse_sizes  # noqa: E402
+from bench.report import figures, print_report  # noqa: E402
 
 DEFAULT_POSTGRES_URL = "postgres://postgres@127.0.0.1:5432/spotlight_bench"
 DEFAULT_FIXTURE = srv.REPO / "fixtures" / "spotlight-replication.yaml"
@@ -45,6 +47,8 @@ def _args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     ap.add_argument("--n", type=int, default=400, help="simulated participants")
+    ap.add_argument("--sizes", help="study sizes, e.g. 400,2400,10000: one run per size, each on a fresh "
+                    "database, then the growth table (replaces --n)")
     ap.add_argument("--concurrency", "-c", type=int, default=50, help="participants in flight")
     ap.add_argument("--database", choices=("postgres", "sqlite"), default="postgres",
                     help="the started server's database (a fresh one)")
@@ -81,6 +85,12 @@ def _args() -> argparse.Namespace:
     ap.add_argument("--skip-db-checks", action="store_true")
     ap.add_argument("--json", type=Path, help="also write the headline figures to this file")
     args = ap.parse_args()
+    try:
+        args.sizes = parse_sizes(args.sizes) if args.sizes else None
+    except ValueError as exc:
+        ap.error(str(exc))
+    if args.sizes and args.base_url:
+        ap.error("--sizes needs a fresh database per size: it cannot use --base-url")
     if args.n < 1 or args.concurrency < 1 or args.servers < 1 or args.processes < 1:
         ap.error("--n, --concurrency, --servers and --processes must be >= 1")
     if args.servers > 1 and args.database != "postgres":
@@ -92,8 +102,25 @@ def _args() -> argparse.Namespace:
 
 
 def main() -> int:
-    """Run the benchmark; exit status 0 for PASS, 1 for FAIL."""
+    """Run the benchmark (once, or once per ``--sizes`` entry with the growth table); exit
+    status 0 for PASS, 1 for FAIL."""
     args = _args()
+    if not args.sizes:
+        return 0 if run_once(args, args.n)[0] else 1
+    results, all_ok = [], True
+    for n in args.sizes:
+        print(f"\n=== {n:,} participants, fresh database ===")
+        ok, fig = run_once(args, n)
+        all_ok &= ok
+        results.append((n, fig))
+    print("\nGrowth (each size on a fresh database, this run):")
+    lines = growth_rows(results)
+    print("\n".join(lines))
+    return 0 if all_ok and not lines[-1].endswith("FAIL") else 1
+
+
+def run_once(args: argparse.Namespace, n: int) -> tuple[bool, dict]:
+    """One measurement of ``n`` participants: PASS or not, and the headline figures."""
     import yaml
 
     study_file = yaml.safe_load(args.fixture.read_text())
@@ -143,7 +170,7 @@ def main() -> int:
     try:
         if meter:
             meter.start()
-        load = run_load(base_urls=base_urls, slug=slug, completion_code=completion_code, n=args.n,
+        load = run_load(base_urls=base_urls, slug=slug, completion_code=completion_code, n=n,
                         concurrency=args.concurrency, processes=args.processes, split=args.split,
                         timeout=args.timeout, request_timeout=args.request_timeout,
                         drafts_per_task=args.drafts_per_task)
@@ -158,10 +185,10 @@ def main() -> int:
         except Exception as exc:
             print(f"database checks FAILED to run against {database_url}: {type(exc).__name__}: {exc}")
     label = f"{'postgres' if is_pg else 'sqlite'} {urlsplit(database_url).path.lstrip('/')}"
-    ok = print_report(load=load, cpu=cpu, db=db, n=args.n, concurrency=args.concurrency, slug=slug,
+    ok = print_report(load=load, cpu=cpu, db=db, n=n, concurrency=args.concurrency, slug=slug,
                       base_urls=base_urls, configs=configs, busy_before=busy_before,
                       database_label=label, json_path=args.json)
-    return 0 if ok else 1
+    return ok, figures(load, cpu, db, n)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,17 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
+
+
+def _place_count_triggers(sender, using, **kwargs) -> None:
+    """After ``migrate``: SQLite drops a table's triggers when a migration rebuilds it, so the
+    cell counts' triggers are re-created (and the counts recounted) when missing."""
+    from django.db import connections
+
+    from .place_counts import triggers_ensure
+
+    connection = connections[using]
+    if "participation_cellplacecount" in connection.introspection.table_names():
+        triggers_ensure(connection)
 
 
 class ParticipationConfig(AppConfig):
@@ -19,6 +32,7 @@ class ParticipationConfig(AppConfig):
         from .selectors import study_frozen_reason
 
         freeze_check_register(study_frozen_reason)
+        post_migrate.connect(_place_count_triggers, sender=self, dispatch_uid="participation_place_counts")
         flag_keys_register(keys=flags.FLAG_KEYS, holding_defaults=flags.DEFAULT_HOLDING_FLAGS)
         # An error page under /s/<slug>/ that no view reached speaks the study's language.
         path_language_register(language_of_study_path)

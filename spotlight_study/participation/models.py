@@ -80,7 +80,14 @@ class Participant(models.Model):
                 fields=["study", "prolific_pid"], name="participant_once_per_study"
             ),
         ]
-        indexes = [models.Index(fields=["study", "status", "cell_index"])]
+        indexes = [
+            models.Index(fields=["study", "status", "cell_index"]),
+            # The arrival's reads (assignment.py) bounded by indexes, not by the study's size
+            # (issue 39): the session check of the arrival, and the in-progress participants
+            # of the abandonment window in the cell counts (selectors.cell_counts).
+            models.Index(fields=["study", "prolific_session_id"], name="participant_session"),
+            models.Index(fields=["study", "status", "started_at"], name="participant_status_start"),
+        ]
 
     def __str__(self) -> str:
         return f"participant {self.pk} of {self.study_id} (cell {self.cell_index})"
@@ -254,7 +261,8 @@ class AnswerSketchKey(models.Model):
     """One key of an answer's sketch: the index that finds an answer's likely near-duplicates
     without reading every earlier answer of its setting (issue 39).
 
-    Each saved answer gets :data:`~.near_duplicates.KEYS_PER_ANSWER` rows: one per MinHash band
+    Each saved answer (one per participant and setting) gets
+    :data:`~.near_duplicates.KEYS_PER_ANSWER` rows: one per MinHash band
     of its character 4-grams and one for its whole normalized text
     (:func:`.near_duplicates.sketch_keys`). Two answers that share a key are candidates, scored
     with rapidfuzz as before (``writing.near_duplicate_record``). ``setting`` and ``is_pilot``
@@ -262,15 +270,40 @@ class AnswerSketchKey(models.Model):
     answers of one setting and population, newest last.
     """
 
-    response = models.ForeignKey(TaskResponse, on_delete=models.CASCADE, related_name="+")
+    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="+")
     setting = models.ForeignKey(Setting, on_delete=models.CASCADE, related_name="+", db_index=False)
     is_pilot = models.BooleanField()
     sketch_key = models.BigIntegerField()
 
     class Meta:
         indexes = [
-            models.Index(fields=["setting", "is_pilot", "sketch_key", "response"], name="answer_sketch_lookup"),
+            models.Index(fields=["setting", "is_pilot", "sketch_key", "participant"], name="answer_sketch_lookup"),
         ]
 
     def __str__(self) -> str:
-        return f"sketch key {self.sketch_key} of response {self.response_id}"
+        return f"sketch key {self.sketch_key} of participant {self.participant_id} in {self.setting_id}"
+
+
+class CellPlaceCount(models.Model):
+    """The completed real (non-pilot) participants of one cell of a study, kept by the
+    database: triggers on ``participation_participant`` (migration 0007) add one when a row
+    becomes completed and real, and take one away when it stops being so or is deleted, on
+    every path that writes participants (the flow, the Prolific sync, erasure, pilots, bulk
+    writes), on SQLite and PostgreSQL alike.
+
+    The arrival's cell counts read these rows (one per cell) instead of counting the study's
+    completed participants on every arrival, under the study's lock (issue 39:
+    :func:`.selectors.cell_counts`). Never written by the application.
+    """
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="+")
+    cell_index = models.PositiveIntegerField()
+    completed = models.IntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["study", "cell_index"], name="one_place_count_per_cell"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.completed} completed in cell {self.cell_index} of study {self.study_id}"

@@ -90,23 +90,24 @@ def sketch_keys(text: str) -> list[int]:
 
 
 def _candidates_sql(n_keys: int) -> str:
-    """One statement reading at most RECENT_PER_KEY answer ids per key (one index range each)."""
+    """One statement reading at most RECENT_PER_KEY participant ids per key (one index range
+    each), each row tagged with its key's position."""
     table = AnswerSketchKey._meta.db_table
     branch = (
-        f"SELECT {{i}}, response_id FROM (SELECT response_id FROM {table} "
+        f"SELECT {{i}}, participant_id FROM (SELECT participant_id FROM {table} "
         "WHERE setting_id = %s AND is_pilot = %s AND sketch_key = %s "
-        f"ORDER BY response_id DESC LIMIT {RECENT_PER_KEY}) AS k{{i}}"
+        f"ORDER BY participant_id DESC LIMIT {RECENT_PER_KEY}) AS k{{i}}"
     )
     return " UNION ALL ".join(branch.format(i=i) for i in range(n_keys))
 
 
 def candidate_ids(*, setting_id: int, is_pilot: bool, keys: list[int], exclude_id: int | None) -> list[int]:
-    """Up to :data:`CANDIDATES` ids of earlier answers that share sketch keys with ``keys``, in
-    the setting and population given, the highest weight of shared keys first (then the
-    newest).
+    """Up to :data:`CANDIDATES` ids of participants whose answer in the setting (and
+    population) given shares sketch keys with ``keys``, the highest weight of shared keys first
+    (then the newest).
 
     Reads at most ``len(keys) * RECENT_PER_KEY`` index entries, in one statement.
-    ``exclude_id`` (the answer being saved) is never returned.
+    ``exclude_id`` (the participant whose answer is being saved) is never returned.
     """
     if not keys:
         return []
@@ -125,11 +126,11 @@ def candidate_ids(*, setting_id: int, is_pilot: bool, keys: list[int], exclude_i
     return [pk for pk, _count in ranked[:CANDIDATES]]
 
 
-def sketch_save(*, response_id: int, setting_id: int, is_pilot: bool, keys: list[int]) -> None:
-    """Store ``keys`` as the sketch of answer ``response_id`` (replacing an earlier one, if the
-    answer was saved before). Run inside the answer's transaction."""
-    AnswerSketchKey.objects.filter(response_id=response_id).delete()
+def sketch_save(*, participant_id: int, setting_id: int, is_pilot: bool, keys: list[int]) -> None:
+    """Store ``keys`` as the sketch of the participant's answer in the setting (one statement).
+    Run inside the answer's transaction: an answer is saved once (its ``UPDATE`` requires
+    ``answered_at IS NULL``), and a refused save rolls the sketch back with it."""
     AnswerSketchKey.objects.bulk_create(
-        AnswerSketchKey(response_id=response_id, setting_id=setting_id, is_pilot=is_pilot, sketch_key=k)
+        AnswerSketchKey(participant_id=participant_id, setting_id=setting_id, is_pilot=is_pilot, sketch_key=k)
         for k in dict.fromkeys(keys)
     )

@@ -20,7 +20,7 @@ from spotlight_study.studies.selectors import patterns_for_condition, study_cell
 
 from . import flag_queries
 from . import flags as quality_flags
-from .models import Participant, TaskResponse
+from .models import CellPlaceCount, Participant, TaskResponse
 from spotlight_study.compiled_sql import SENTINEL_DATETIME, SENTINEL_INT, SENTINEL_STR, PreparedQuery
 
 
@@ -60,23 +60,30 @@ def cell_counts(
     """Places held per cell, ``{cell_index: count}`` for every cell ``0..n_cells-1``.
 
     Pilot participants (``is_pilot``) never hold a place: a pilot does not change real
-    counterbalancing. One ``GROUP BY cell_index`` query: the database counts, so the cost does
-    not grow with the participants a process has to read.
+    counterbalancing. Two reads whose cost does not grow with the study (issue 39): the
+    completed participants per cell, which the database keeps in
+    :class:`~.models.CellPlaceCount` (one row per cell, :mod:`.place_counts`), and the
+    in-progress participants who started within the abandonment timeout, a range of the index
+    on (study, status, started_at). Together exactly :func:`holding_filter`'s count.
     """
     now = now or timezone.now()
     counts = {i: 0 for i in range(n_cells)}
     cutoff = now - timedelta(minutes=study.abandonment_timeout_minutes)
-    for cell_index, n in _CELL_COUNTS.fetch(study_id=study.pk, cutoff=cutoff):
-        if cell_index in counts:
-            counts[cell_index] = n
+    for rows in (_COMPLETED_COUNTS.fetch(study_id=study.pk),
+                 _IN_PROGRESS_COUNTS.fetch(study_id=study.pk, cutoff=cutoff)):
+        for cell_index, n in rows:
+            if cell_index in counts:
+                counts[cell_index] += n
     return counts
 
 
-def _cell_counts_queryset(study_id: int, cutoff: datetime) -> QuerySet:
-    # holding_filter() with the cutoff as a value, so that it can be a prepared parameter.
+def _in_progress_counts_queryset(study_id: int, cutoff: datetime) -> QuerySet:
+    # The second half of holding_filter(), with the cutoff as a prepared parameter.
     return (
-        Participant.objects.filter(study_id=study_id, is_pilot=False)
-        .filter(_holding(cutoff=cutoff))
+        Participant.objects.filter(
+            study_id=study_id, is_pilot=False, status=Participant.Status.IN_PROGRESS,
+            started_at__gte=cutoff,
+        )
         .order_by()
         .values("cell_index")
         .annotate(n=Count("pk"))
@@ -84,7 +91,13 @@ def _cell_counts_queryset(study_id: int, cutoff: datetime) -> QuerySet:
     )
 
 
-_CELL_COUNTS = PreparedQuery(_cell_counts_queryset, study_id=SENTINEL_INT, cutoff=SENTINEL_DATETIME)
+_IN_PROGRESS_COUNTS = PreparedQuery(
+    _in_progress_counts_queryset, study_id=SENTINEL_INT, cutoff=SENTINEL_DATETIME
+)
+_COMPLETED_COUNTS = PreparedQuery(
+    lambda study_id: CellPlaceCount.objects.filter(study_id=study_id).values_list("cell_index", "completed"),
+    study_id=SENTINEL_INT,
+)
 
 
 #: Columns the participant pages never read (audit and export data, times they only write):

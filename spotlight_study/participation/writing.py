@@ -107,25 +107,20 @@ def near_duplicate_record(
     score})``: the highest similarity (0 when none reaches the floor) and the rows scored at or
     above the floor (each now holds at least its score). Run inside the answer's transaction.
     """
-    own = (
-        TaskResponse.objects.filter(participant_id=participant_id, setting_id=setting_id)
-        .values_list("pk", flat=True)
-        .first()
-    )
     keys = near_duplicates.sketch_keys(normalize_answer(answer))
     candidates = near_duplicates.candidate_ids(
-        setting_id=setting_id, is_pilot=is_pilot, keys=keys, exclude_id=own
+        setting_id=setting_id, is_pilot=is_pilot, keys=keys, exclude_id=participant_id
     )
     others = list(
-        TaskResponse.objects.filter(pk__in=candidates, answered_at__isnull=False)
-        .exclude(participant_id=participant_id)
+        TaskResponse.objects.filter(
+            setting_id=setting_id, participant_id__in=candidates, answered_at__isnull=False
+        )
         .order_by()
         .values_list("pk", "answer", "near_duplicate_score")
     ) if candidates else []
-    if own is not None:
-        near_duplicates.sketch_save(
-            response_id=own, setting_id=setting_id, is_pilot=is_pilot, keys=keys
-        )
+    near_duplicates.sketch_save(
+        participant_id=participant_id, setting_id=setting_id, is_pilot=is_pilot, keys=keys
+    )
     scores = near_duplicate_scores(answer, [(pk, text) for pk, text, _stored in others])
     stored = {pk: score for pk, _text, score in others}
     beaten = [pk for pk, score in scores.items() if stored[pk] is None or stored[pk] < score]

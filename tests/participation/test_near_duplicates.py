@@ -66,7 +66,7 @@ def _saved_answers(study, texts, *, is_pilot=False):
         for p, text in zip(people, texts)
     )
     AnswerSketchKey.objects.bulk_create(
-        AnswerSketchKey(response=r, setting=setting, is_pilot=is_pilot, sketch_key=k)
+        AnswerSketchKey(participant_id=r.participant_id, setting=setting, is_pilot=is_pilot, sketch_key=k)
         for r in rows
         for k in dict.fromkeys(near_duplicates.sketch_keys(normalize_answer(r.answer)))
     )
@@ -185,17 +185,25 @@ def test_pilot_and_real_answers_never_meet(demo_study):
     assert score == 0 and raised == {}
 
 
-def test_a_saved_answer_has_its_sketch_and_a_resave_replaces_it(demo_study):
-    """The save stores one key per band and one for the whole text; saving again replaces them."""
+def test_a_saved_answer_has_its_sketch(demo_study):
+    """The save stores one key per band and one for the whole text, for its participant and
+    setting, and a later answer finds it."""
     setting, _ = _saved_answers(demo_study, ["An earlier answer about doctors and nurses."])
     row = _new_participant_row(demo_study, setting)
-    for text in ("First version of the answer, about women doctors.", "Second version, about men."):
-        writing.near_duplicate_record(
-            answer=text, setting_id=setting.pk, participant_id=row.participant_id, is_pilot=False
-        )
-        keys = set(AnswerSketchKey.objects.filter(response=row).values_list("sketch_key", flat=True))
-        assert keys == set(near_duplicates.sketch_keys(normalize_answer(text)))
-        assert len(keys) == near_duplicates.KEYS_PER_ANSWER
+    text = "First version of the answer, about women doctors."
+    writing.near_duplicate_record(
+        answer=text, setting_id=setting.pk, participant_id=row.participant_id, is_pilot=False
+    )
+    keys = list(AnswerSketchKey.objects.filter(participant_id=row.participant_id, setting=setting)
+                .values_list("sketch_key", flat=True))
+    assert sorted(keys) == sorted(near_duplicates.sketch_keys(normalize_answer(text)))
+    assert len(keys) == near_duplicates.KEYS_PER_ANSWER
+    later = _new_participant_row(demo_study, setting)
+    TaskResponse.objects.filter(pk=row.pk).update(answer=text, answered_at=timezone.now())
+    score, raised = writing.near_duplicate_record(
+        answer=text + "!", setting_id=setting.pk, participant_id=later.participant_id, is_pilot=False
+    )
+    assert score >= 98 and raised == {row.pk: score}
 
 
 def test_sketch_is_stable_and_case_and_space_blind():
@@ -215,7 +223,7 @@ def test_migration_backfills_earlier_answers(demo_study):
     migration = importlib.import_module("spotlight_study.participation.migrations.0006_near_duplicate_sketch")
     migration.sketch_saved_answers(django_apps, None)
     for r in rows:
-        keys = set(AnswerSketchKey.objects.filter(response=r).values_list("sketch_key", flat=True))
+        keys = set(AnswerSketchKey.objects.filter(participant_id=r.participant_id).values_list("sketch_key", flat=True))
         assert keys == set(near_duplicates.sketch_keys(normalize_answer(r.answer)))
 
 

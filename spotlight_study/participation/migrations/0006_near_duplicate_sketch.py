@@ -15,12 +15,14 @@ def sketch_saved_answers(apps, schema_editor):
     rows = (
         TaskResponse.objects.filter(answered_at__isnull=False)
         .order_by("pk")
-        .values_list("pk", "setting_id", "participant__is_pilot", "answer")
+        .values_list("participant_id", "setting_id", "participant__is_pilot", "answer")
     )
     batch = []
-    for pk, setting_id, is_pilot, answer in rows.iterator(chunk_size=2000):
+    for participant_id, setting_id, is_pilot, answer in rows.iterator(chunk_size=2000):
         for key in dict.fromkeys(sketch_keys(normalize_answer(answer))):
-            batch.append(AnswerSketchKey(response_id=pk, setting_id=setting_id, is_pilot=is_pilot, sketch_key=key))
+            batch.append(AnswerSketchKey(
+                participant_id=participant_id, setting_id=setting_id, is_pilot=is_pilot, sketch_key=key
+            ))
         if len(batch) >= 5000:
             AnswerSketchKey.objects.bulk_create(batch)
             batch = []
@@ -41,11 +43,11 @@ class Migration(migrations.Migration):
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('is_pilot', models.BooleanField()),
                 ('sketch_key', models.BigIntegerField()),
-                ('response', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='participation.taskresponse')),
+                ('participant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='participation.participant')),
                 ('setting', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='studies.setting')),
             ],
             options={
-                'indexes': [models.Index(fields=['setting', 'is_pilot', 'sketch_key', 'response'], name='answer_sketch_lookup')],
+                'indexes': [models.Index(fields=['setting', 'is_pilot', 'sketch_key', 'participant'], name='answer_sketch_lookup')],
             },
         ),
         migrations.RunPython(sketch_saved_answers, migrations.RunPython.noop),
