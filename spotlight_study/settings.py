@@ -488,7 +488,7 @@ LOGGING = {
         "django.server": {"handlers": ["django.server"], "level": "INFO", "propagate": False},
         "django.request": {"filters": ["expected_forbidden"]},
         # One line per label sent to the annotator API: its body shape and field names
-        # (annotation/views.py), at INFO whatever LOG_LEVEL says.
+        # (annotation/apis.py), at INFO whatever LOG_LEVEL says.
         "spotlight_study.annotation.label_api": {"level": "INFO"},
     },
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="WARNING")},

@@ -3,15 +3,15 @@ and exports, and the annotator JSON API."""
 
 from django.urls import path
 
-from . import views
+from . import apis, views
 
 app_name = "annotation"
 
 urlpatterns = [
     path("", views.home, name="home"),
-    path("api/<slug:slug>/next/", views.NextItemAPI.as_view(), name="api_next"),
-    path("api/<slug:slug>/items/<str:item_id>/", views.ItemAPI.as_view(), name="api_item"),
-    path("api/<slug:slug>/items/<str:item_id>/label/", views.LabelAPI.as_view(), name="api_label"),
+    path("api/<slug:slug>/next/", apis.NextItemAPI.as_view(), name="api_next"),
+    path("api/<slug:slug>/items/<str:item_id>/", apis.ItemAPI.as_view(), name="api_item"),
+    path("api/<slug:slug>/items/<str:item_id>/label/", apis.LabelAPI.as_view(), name="api_label"),
     path("<slug:slug>/", views.queue, name="queue"),
     path("<slug:slug>/next/", views.next_item, name="next"),
     path("<slug:slug>/pilot/", views.pilot_queue, name="pilot_queue"),
