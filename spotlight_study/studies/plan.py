@@ -134,6 +134,8 @@ class StudyPlan:
     main: tuple[SettingPlan, ...]
     cells: tuple[Cell, ...]
     _by_key: Mapping = field(repr=False)
+    #: The study file's inserted pages (``studies/pages.py``), read-only mappings.
+    pages: tuple = ()
 
     @property
     def pk(self) -> int:
@@ -209,6 +211,7 @@ def plan_compile(study: Study) -> StudyPlan:
         holding_flags=tuple(study.holding_flags or ()),
         conditions=conditions,
         survey=_frozen(study.survey or {}),
+        pages=_frozen(study.pages or []),
         settings=tuple(settings),
         training=next((s for s in settings if s.kind == Setting.Kind.TRAINING), None),
         main=main,

@@ -22,6 +22,7 @@ from .models import Condition, Study
 from .quality_flags import default_holding_flags, known_flag_keys
 from .rules import abandonment_timeout_too_short, completion_code_clashes
 from .schema_provenance import ProvenanceSerializer, provenance_errors
+from .pages import PagesField
 
 LIKERT_POINTS = 5
 
@@ -252,6 +253,7 @@ class StudyFileSerializer(serializers.Serializer):
     settings = SettingSerializer(many=True, min_length=1, max_length=12)
     survey = SurveySerializer()
     annotation = AnnotationSerializer(required=False)
+    pages = PagesField()  # pages inserted into the flow (studies/pages.py)
 
     def validate_slug(self, value: str) -> str:
         # /researcher/team/ is the team page, routed before /researcher/<slug>/.
