@@ -176,3 +176,20 @@ def test_the_monitor_names_the_page_and_times_it(client, paged_study):
     (row,) = monitor_page(study=paged_study, filters=MonitorFilters(),
                           now=p.updated_at + timezone.timedelta(seconds=12)).rows
     assert (row.step, row.step_seconds) == ("page (after_instructions)", 12)
+
+
+@pytest.mark.parametrize("code,wait,here", [
+    ("de", "Sie können in 30 Sekunden weitermachen.", "dies ist die Seite „Pause“"),
+    ("es", "Podrá continuar en 30 segundos.", "esta es la página «Pause»"),
+    ("fr", "Vous pourrez continuer dans 30 secondes.", "ceci est la page « Pause »"),
+])
+def test_the_page_speaks_the_study_language(db, client, demo_data, code, wait, here):
+    """An info page's own words (the wait, its place for Back) are in the study's language; its title is the researcher's."""
+    page = {"kind": "info", "at": "after_instructions", "title": "Pause", "text": "Text.", "min_seconds": 30}
+    study_import(data={**demo_data, "language": code, "pages": [page]})
+    w = Walker(client, demo_data["slug"])
+    w.enter()
+    w.consent()
+    w.instructions()
+    html = w.page().content.decode()
+    assert "<h1>Pause</h1>" in html and wait in html and f'data-place-here="{here}"' in html
