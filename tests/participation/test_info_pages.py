@@ -145,6 +145,8 @@ def test_the_preview_shows_each_page_in_every_cell(staff_client, paged_study):
         while url:
             html = staff_client.get(url).content.decode()
             visited.append(url.rstrip("/").rsplit("/", 1)[1])
+            if visited[-1] == "survey":  # a page follows it: Continue, not Finish
+                assert "Finish and return to Prolific" not in html
             if visited[-1] == "page_end":
                 assert "Debrief" in html and "The study was about patterns." in html
             match = re.search(r'<form method="get" action="([^"]+)"', html)

@@ -4,6 +4,8 @@ from __future__ import annotations
 from django.utils import timezone
 from django.utils.translation import gettext
 
+from spotlight_study.studies.pages import page_at
+
 from ..errors import InvalidAnswer
 from ..forms import SurveyForm
 from ..fragments import survey_radios_html
@@ -76,7 +78,9 @@ def participant_complete(turn: Turn, now, *, fields: list[str]) -> Outcome:
 def survey_preview(page: PreviewPage):
     """The survey of the cell's conditions."""
     conditions = list(dict.fromkeys(t.condition for t in page.cell.tasks))
-    return SurveyForm(survey=page.study.survey, conditions=conditions), {}
+    # As in the flow: a page the study file puts at the end follows the survey.
+    continues = page_at(page.study.pages, "end") is not None
+    return SurveyForm(survey=page.study.survey, conditions=conditions), {"continues": continues}
 
 
 def survey_started_at(row: dict, answers: dict):
