@@ -205,8 +205,10 @@ def study_file_data(study: Study) -> dict[str, Any]:
         "settings": lambda: [_setting(s, SettingSerializer()) for s in mains],
         "survey": lambda: _stored(SurveySerializer(), study.survey),
         "annotation": lambda: _annotation(study, [training, *mains]),
+        "pages": lambda: [dict(page) for page in study.pages or ()],
     }
-    return _by_schema(schema, rules)
+    # A study without inserted pages exports as before (no empty ``pages: []``).
+    return _by_schema(schema, rules, omit=lambda name, value: name == "pages" and not value)
 
 
 class _Dumper(yaml.SafeDumper):

@@ -112,6 +112,8 @@ class Study(models.Model):
         default=list, help_text='Condition values, e.g. ["no_pattern", "pattern"].'
     )
     survey = models.JSONField(default=dict)
+    # The study file's ``pages:`` (studies/pages.py): ``[{kind, at, ...}]``, at most one per place.
+    pages = models.JSONField(default=list, blank=True)
     annotators_per_item = models.PositiveSmallIntegerField(
         default=2, help_text="Blind annotation: how many annotators label each answer (k)."
     )

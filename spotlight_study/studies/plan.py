@@ -140,6 +140,8 @@ class StudyPlan:
     #: (:mod:`.definition_check`); set by :func:`study_plan`, empty on a plan compiled
     #: otherwise. Participant pages refuse a plan that has any (``StudyUnavailable``).
     definition_problems: tuple[str, ...] = ()
+    #: The study file's inserted pages (``studies/pages.py``), read-only mappings.
+    pages: tuple = ()
 
     @property
     def pk(self) -> int:
@@ -215,6 +217,7 @@ def plan_compile(study: Study) -> StudyPlan:
         holding_flags=tuple(study.holding_flags or ()),
         conditions=conditions,
         survey=_frozen(study.survey or {}),
+        pages=_frozen(study.pages or []),
         settings=tuple(settings),
         training=next((s for s in settings if s.kind == Setting.Kind.TRAINING), None),
         main=main,

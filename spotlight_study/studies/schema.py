@@ -25,6 +25,7 @@ from .codebook import normalize_tag  # noqa: F401 (re-exported: its old home)
 from .schema_codebook import CodebookSerializer, codebook_file_errors
 from .schema_provenance import ProvenanceSerializer, provenance_errors
 from .schema_survey import SurveyItemSerializer  # noqa: F401 (re-exported: items with types)
+from .pages import PagesField
 
 LIKERT_POINTS = 5
 
@@ -244,6 +245,7 @@ class StudyFileSerializer(serializers.Serializer):
     settings = SettingSerializer(many=True, min_length=1, max_length=12)
     survey = SurveySerializer()
     annotation = AnnotationSerializer(required=False)
+    pages = PagesField()  # pages inserted into the flow (studies/pages.py)
 
     def validate_slug(self, value: str) -> str:
         # /researcher/team/ is the team page, routed before /researcher/<slug>/.

@@ -189,6 +189,7 @@ def study_import_outcome(
         holding_flags=list(clean["holding_flags"]),
         conditions=list(clean["conditions"]),
         survey=_plain(clean["survey"]),
+        pages=_plain(clean.get("pages") or []),
         annotators_per_item=annotation.get("annotators_per_item", 2),
         annotation_reservation_minutes=annotation.get("reservation_minutes", 30),
         annotation_codebook=annotation.get("codebook") or {},

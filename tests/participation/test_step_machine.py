@@ -202,8 +202,12 @@ def _place(html: str) -> tuple[int, str, str]:
 
 def test_the_flow_without_the_test_step_is_the_declared_order(db):
     """Without a test's step the machine's order is consent, instructions, training, the reread
-    detour, task, survey, done."""
-    assert steps.flow_order == ["consent", "instructions", "training", "reread", "task", "survey", "done"]
+    detour, task, survey, done, with a place for a study file's page before the training, the
+    main tasks, the survey and the end (issue 36 §2)."""
+    assert steps.flow_order == [
+        "consent", "instructions", "page_after_instr", "training", "reread", "page_between_tasks",
+        "task", "page_before_survey", "survey", "page_end", "done",
+    ]
     with pytest.raises(ValueError):
         steps.register(steps.StepSpec(key="x", template="", form=None, context=dict, save=None,
                                       preview=dict), after="no_such_step")

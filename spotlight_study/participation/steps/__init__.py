@@ -2,7 +2,8 @@
 
 One :class:`.spec.StepSpec` per step (:mod:`.consent`, :mod:`.instructions`, :mod:`.task` for
 the training and main tasks, :mod:`.reread` for the instructions again after a failed first
-check (a detour: only the training task's save enters it), :mod:`.survey`, :mod:`.end` for the done and ended pages) gives
+check (a detour: only the training task's save enters it), :mod:`.survey`, :mod:`.end` for the done and ended pages, :mod:`.pages` for the pages a study file
+inserts) gives
 its form, template, context builder, save service, preview context, pilot behaviour and the
 compiled statements it uses (:mod:`.statements`, where every SQL statement of the steps is
 written out). :mod:`.machine` dispatches the step page's GET and POST, the researcher's preview
@@ -15,6 +16,7 @@ from __future__ import annotations
 from .consent import CONFIRM_DECLINE, CONSENT
 from .end import DONE, ENDED_PAGE
 from .instructions import INSTRUCTIONS
+from .pages import PAGE_AFTER_INSTRUCTIONS, PAGE_BEFORE_SURVEY, PAGE_BETWEEN_TASKS, PAGE_END
 from .reread import REREAD
 from .machine import Refused, page, pilot_turn, preview, preview_pages, step_save, submit
 from .spec import (
@@ -37,7 +39,10 @@ from .survey import SURVEY
 from .task import TASK, TRAINING
 
 if not flow_order:
-    for _spec in (CONSENT, INSTRUCTIONS, TRAINING, REREAD, TASK, SURVEY, DONE):
+    for _spec in (
+        CONSENT, INSTRUCTIONS, PAGE_AFTER_INSTRUCTIONS, TRAINING, REREAD, PAGE_BETWEEN_TASKS, TASK,
+        PAGE_BEFORE_SURVEY, SURVEY, PAGE_END, DONE,
+    ):
         register(_spec)
     register(ENDED_PAGE, after=ENDED)
 

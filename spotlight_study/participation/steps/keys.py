@@ -16,3 +16,9 @@ DONE = "done"
 #: The end page of a participant whose status is one of ``Participant.Status.ENDED``; picked by
 #: status, never stored as a step.
 ENDED = "ended"
+#: The pages a study file inserts (``pages:``, ``studies/pages.py``): one step per place, passed
+#: by when the study has no page there.
+PAGE_AFTER_INSTRUCTIONS = "page_after_instr"
+PAGE_BETWEEN_TASKS = "page_between_tasks"
+PAGE_BEFORE_SURVEY = "page_before_survey"
+PAGE_END = "page_end"

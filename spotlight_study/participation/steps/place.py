@@ -52,7 +52,8 @@ def page_place(participant: Participant) -> PagePlace | None:
         if key == spec.key:
             break
         other = spec_named(key)
-        if not other.detour:
+        # A step the study does not have (an inserted page it lacks) takes no place.
+        if not other.detour and (other.applies is None or other.applies(participant)):
             previous = base
             base += len(other.pages(n_tasks))
     offset, saved, here = spec.place(participant)

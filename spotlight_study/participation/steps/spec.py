@@ -158,6 +158,10 @@ class StepSpec:
     in_preview : callable or None
         ``in_preview(study) -> bool``: whether the step's pages are in the preview of this
         study (``None``: always).
+    applies : callable or None
+        ``applies(participant) -> bool``: whether the participant's study has this step at all
+        (a page the study file inserts, ``steps/pages.py``); :func:`advance` passes by a step
+        that does not apply (``None``: always applies).
     label : callable or None
         ``label(task_index, n_tasks) -> str``: the step as the monitor names it (``"task 2 of
         3"``); ``None``: its key.
@@ -204,6 +208,7 @@ class StepSpec:
     for_this_page: Callable[[Any], bool] | None = None
     detour: bool = False
     in_preview: Callable[[Any], bool] | None = None
+    applies: Callable[[Participant], bool] | None = None
     label: Callable[[int, int], str] | None = None
     place: Callable[[Participant], tuple[int, str, str]] | None = None
     started_at: Callable[[dict, dict], datetime | None] | None = None
@@ -286,14 +291,24 @@ def first_step() -> str:
 
 
 def advance(participant: Participant, fields: list[str]) -> None:
-    """Move a locked participant to the step after its current one, passing by the detours,
-    and save ``fields`` with the step, its draft cleared (one ``UPDATE``). Entering the main
+    """Move a locked participant to the step after its current one, passing by the detours
+    and the steps its study does not have (``StepSpec.applies``), and save ``fields`` with the step, its draft cleared (one ``UPDATE``). Entering the main
     tasks starts at the first."""
-    at = flow_order.index(str(participant.step)) + 1
-    while _SPECS[flow_order[at]].detour:
-        at += 1
-    following = flow_order[at]
+    following = next_step(participant)
     enter(participant, following, fields, task_index=0 if following == keys.TASK else None)
+
+
+def next_step(participant: Participant) -> str:
+    """The key of the step :func:`advance` moves ``participant`` to: the next in flow order that
+    is no detour and that the participant's study has (``StepSpec.applies``)."""
+    at = flow_order.index(str(participant.step)) + 1
+    while _SPECS[flow_order[at]].detour or not _applies(_SPECS[flow_order[at]], participant):
+        at += 1
+    return flow_order[at]
+
+
+def _applies(spec: StepSpec, participant: Participant) -> bool:
+    return spec.applies is None or spec.applies(participant)
 
 
 def enter(

@@ -5,6 +5,8 @@ from __future__ import annotations
 from django.utils import timezone
 from django.utils.translation import gettext
 
+from spotlight_study.studies.pages import page_at
+
 from ..errors import InvalidAnswer
 from ..forms import SurveyForm
 from ..fragments import survey_radios_html
@@ -14,14 +16,15 @@ from ..selectors import completion_url
 from ..services import survey_item_keys
 from ..survey_items import answer_rows, pilot_answer
 from . import keys, statements
-from .spec import Outcome, PilotTurn, PreviewPage, StepSpec, Turn
+from .spec import Outcome, PilotTurn, PreviewPage, StepSpec, Turn, advance, next_step
 
 
 def survey_context(turn: Turn, form) -> dict:
     """A fresh survey's questions come as shared HTML (:func:`..fragments.survey_radios_html`);
     a kept draft's (refused or typed) are rendered with its own choices (and a refused one's
-    errors). Typed drafts go to ``draft_url``."""
-    ctx = {"draft_url": turn.draft_url}
+    errors). Typed drafts go to ``draft_url``. ``continues``: a page of the study file follows
+    (the button says Continue rather than Finish)."""
+    ctx = {"draft_url": turn.draft_url, "continues": next_step(turn.participant) != keys.DONE}
     if turn.draft is None:  # the shared HTML has no choice checked
         ctx["radios_html"] = survey_radios_html(plan=turn.plan, conditions=turn.conditions, form=form)
     return ctx
@@ -54,18 +57,31 @@ def survey_save(turn: Turn, *, responses: dict[tuple[str, str], object], comment
         SurveyAnswer(participant=p, condition=c, item=i, **row) for (c, i), row in sorted(rows.items())
     ])
     p.comment = comment
+    if next_step(p) != keys.DONE:
+        # A page the study file puts at the end (a debrief) comes before the completion code.
+        advance(p, ["comment"])
+        return None
+    return participant_complete(turn, now, fields=["comment"])
+
+
+def participant_complete(turn: Turn, now, *, fields: list[str]) -> Outcome:
+    """Complete a locked participant at ``now`` (status, the done page, ``finished_at``) and
+    save ``fields`` with it; the outcome sends them to Prolific's completion URL."""
+    p = turn.participant
     p.status = Participant.Status.COMPLETED
     p.step = keys.DONE
     p.finished_at = now
     p.draft = None
-    statements.participant_save(p, ["comment", "status", "step", "finished_at", "draft", "updated_at"])
-    return Outcome(redirect=completion_url(plan.completion_code))
+    statements.participant_save(p, [*fields, "status", "step", "finished_at", "draft", "updated_at"])
+    return Outcome(redirect=completion_url(turn.plan.completion_code))
 
 
 def survey_preview(page: PreviewPage):
     """The survey of the cell's conditions."""
     conditions = list(dict.fromkeys(t.condition for t in page.cell.tasks))
-    return SurveyForm(survey=page.study.survey, conditions=conditions), {}
+    # As in the flow: a page the study file puts at the end follows the survey.
+    continues = page_at(page.study.pages, "end") is not None
+    return SurveyForm(survey=page.study.survey, conditions=conditions), {"continues": continues}
 
 
 def survey_started_at(row: dict, answers: dict):
