@@ -201,7 +201,7 @@ def test_the_web_units_graceful_reload_answers_every_request(scratch_root, tmp_p
     env = {**os.environ, "DEBUG": "false", "SECRET_KEY": os.environ["SECRET_KEY"], "WEB_CONCURRENCY": "1",
            "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}", "ALLOWED_HOSTS": "127.0.0.1"}
     server = start_server(command, port=port, env=env, log_path=tmp_path / "uwsgi.log", ready_path="/healthz",
-                          timeout_s=90)
+                          timeout_s=180)
     url = f"{server.url}/healthz"
     try:
         codes: list[int] = []
@@ -210,7 +210,8 @@ def test_the_web_units_graceful_reload_answers_every_request(scratch_root, tmp_p
         def probe_loop():
             while not stop.is_set():
                 try:
-                    codes.append(httpx.get(url, timeout=60).status_code)
+                    # A hang guard: under a CPU hog one answer during the reload took over 60 s.
+                    codes.append(httpx.get(url, timeout=180).status_code)
                 except httpx.TransportError as exc:
                     codes.append(-1)
                     print("probe failed:", exc)

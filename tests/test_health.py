@@ -146,7 +146,7 @@ def test_readyz_follows_a_postgresql_outage_on_a_real_server(tmp_path):
         # Ready once the port accepts connections; the first answer may take long (see _get).
         server = start_server(["uwsgi", "--ini", "uwsgi.ini", "--http-socket", f"127.0.0.1:{SERVER_PORT}"],
                               port=SERVER_PORT, env=env, log_path=tmp_path / "uwsgi.log", ready_path=None,
-                              timeout_s=60)
+                              timeout_s=180)
 
         up = _get("/readyz")
         assert up.status_code == 200, up.text

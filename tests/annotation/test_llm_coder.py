@@ -58,7 +58,7 @@ def llm_settings(settings, coder, api_key):
     settings.OPENAI_BASE_URL = coder.url
     settings.OPENAI_API_KEY = api_key
     settings.OPENAI_MAX_RETRIES = 0
-    settings.OPENAI_TIMEOUT_SECONDS = 10
+    settings.OPENAI_TIMEOUT_SECONDS = 60  # a hang guard: a retry after a timeout would change the counts
     settings.STIMULI_JOB_RUNNER = "manual"
     return settings
 

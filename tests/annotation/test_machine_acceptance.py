@@ -44,7 +44,7 @@ def coder(settings):
     settings.OPENAI_BASE_URL = server.url
     settings.OPENAI_API_KEY = key
     settings.OPENAI_MAX_RETRIES = 0
-    settings.OPENAI_TIMEOUT_SECONDS = 10
+    settings.OPENAI_TIMEOUT_SECONDS = 60  # a hang guard: a retry after a timeout would change the counts
     settings.STIMULI_JOB_RUNNER = "manual"
     yield server
     server.stop()

@@ -42,7 +42,7 @@ def prolific_client(fake_prolific, sleeps):
     client = ProlificClient(
         token=fake_prolific.token,
         base_url=fake_prolific.base_url,
-        timeout_seconds=5,
+        timeout_seconds=30,  # a hang guard: the fake server answers at once, unless the machine is busy
         max_retries=3,
         backoff_seconds=0.01,
         sleep=sleeps,
@@ -57,7 +57,7 @@ def prolific_settings(settings, fake_prolific):
     settings.PROLIFIC_API_TOKEN = fake_prolific.token
     settings.PROLIFIC_API_BASE_URL = fake_prolific.base_url
     settings.PROLIFIC_RETRY_BACKOFF_SECONDS = 0.001
-    settings.PROLIFIC_TIMEOUT_SECONDS = 5
+    settings.PROLIFIC_TIMEOUT_SECONDS = 30  # a hang guard, as above
     settings.PROLIFIC_STUDY_BASE_URL = "https://study.example.org"
     return settings
 

@@ -135,7 +135,7 @@ class OwnRedis:
                 return False
 
         try:
-            wait_until_ready(answers_ping, timeout_s=10, interval_s=0.05, process=self.process,
+            wait_until_ready(answers_ping, timeout_s=60, interval_s=0.05, process=self.process,
                              what=f"redis-server on port {self.port}")
         except NotReady as exc:
             pytest.fail(f"redis-server on port {self.port} did not start ({exc})")
@@ -144,7 +144,7 @@ class OwnRedis:
         """Stop the server (SIGTERM to this fixture's own process) and wait for it to exit."""
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()
-            self.process.wait(timeout=10)
+            self.process.wait(timeout=30)
         self.process = None
 
 

@@ -67,7 +67,7 @@ def openai_settings(settings, openai_server, api_key):
     settings.OPENAI_BASE_URL = openai_server.url
     settings.OPENAI_API_KEY = api_key
     settings.OPENAI_MAX_RETRIES = 3
-    settings.OPENAI_TIMEOUT_SECONDS = 10
+    settings.OPENAI_TIMEOUT_SECONDS = 60  # a hang guard: a retry after a timeout would change the counts
     settings.STIMULI_GENERATION_CONCURRENCY = 2
     settings.STIMULI_JOB_RUNNER = "manual"
     return settings
