@@ -108,3 +108,11 @@ class FinalLabelQuerySerializer(serializers.Serializer):
         required=False,
         help_text="Add the pilot annotation round's items (is_pilot true): true or false (default).",
     )
+
+    def validate(self, attrs: dict) -> dict:
+        """Refuse a parameter given empty (``?status=``): DRF would leave it out silently."""
+        empty = {name: ["Empty: give a value, or leave the parameter out."]
+                 for name in self.fields if self.initial_data.get(name, None) == ""}
+        if empty:
+            raise serializers.ValidationError(empty)
+        return attrs
