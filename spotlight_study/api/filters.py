@@ -22,8 +22,8 @@ class IntegerFilter(django_filters.NumberFilter):
 
 
 class StrictFilterSet(django_filters.FilterSet):
-    """A filter set that refuses (400) an empty parameter and a boolean other than
-    ``true``/``false``, instead of ignoring them as django-filter does."""
+    """A filter set that refuses (400) an empty parameter (or white space alone) and a boolean
+    other than ``true``/``false``, instead of ignoring them as django-filter does."""
 
     EMPTY = "Empty: give a value, or leave the parameter out."
     NOT_BOOLEAN = "Give true or false."
@@ -35,7 +35,7 @@ class StrictFilterSet(django_filters.FilterSet):
             if name not in self.data:
                 continue
             value = self.data.get(name)
-            if value == "":
+            if not value.strip():  # django-filter reads white space alone as "not given" too
                 self.form.add_error(name, self.EMPTY)
             elif isinstance(flt, django_filters.BooleanFilter) and value not in ("true", "false"):
                 self.form.add_error(name, self.NOT_BOOLEAN)

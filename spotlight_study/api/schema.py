@@ -88,7 +88,8 @@ def strict_inputs(result: dict, generator=None, request=None, public=None) -> di
     - A string query parameter has ``minLength: 1`` (``ordering`` aside, which DRF reads empty
       as "the default order"): the filters refuse an empty value (``api/filters.py``).
     - Free text (query parameters and the bodies' top-level fields) has a pattern without NUL,
-      which Django's and DRF's text fields refuse. ``ordering`` takes any text: DRF ignores the
+      which Django's and DRF's text fields refuse, and, where it may not be empty, with a
+      character that is not white space (white space alone is read as empty). ``ordering`` takes any text: DRF ignores the
       names it does not know.
     """
     for name, component in result.get("components", {}).get("schemas", {}).items():
@@ -111,9 +112,14 @@ def strict_inputs(result: dict, generator=None, request=None, public=None) -> di
 
 #: A text without NUL: Django's form and DRF's text fields refuse it (PostgreSQL cannot store it).
 NO_NUL_PATTERN = "^[^\\x00]*$"
+#: The same with at least one character that is not white space: a text that may not be blank
+#: is read without its surrounding white space (DRF's ``trim_whitespace``, Django's form fields),
+#: so ``" "`` is refused as empty.
+NOT_BLANK_PATTERN = "^[^\\x00]*[^\\s\\x00][^\\x00]*$"
 
 
 def _no_nul(schema: dict) -> None:
-    """Add :data:`NO_NUL_PATTERN` to a free text's schema (not to an enum, a file or a format)."""
+    """Add a pattern to a free text's schema (not to an enum, a file or a format):
+    :data:`NOT_BLANK_PATTERN` where it has ``minLength``, else :data:`NO_NUL_PATTERN`."""
     if schema.get("type") == "string" and not ({"enum", "format", "pattern"} & schema.keys()):
-        schema["pattern"] = NO_NUL_PATTERN
+        schema["pattern"] = NOT_BLANK_PATTERN if schema.get("minLength", 0) >= 1 else NO_NUL_PATTERN

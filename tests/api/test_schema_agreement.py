@@ -33,9 +33,11 @@ def test_a_large_page_size_is_served_as_the_maximum_and_a_page_past_the_end_is_4
 
 @pytest.mark.parametrize("path", ["responses/?position=0.5", "participants/?cell=0.5", "participants/?status=",
                                   "responses/?setting=", "annotation/final-labels/?status=",
-                                  "participants/?instruction_check_passed=maybe"])
+                                  "participants/?instruction_check_passed=maybe", "responses/?setting=%20",
+                                  "annotation/final-labels/?setting=%09"])
 def test_filters_refuse_what_the_schema_forbids(api, demo_study, path):
-    """position=0.5, an empty status or setting, a boolean that is not true/false: 400 naming it."""
+    """position=0.5, an empty status or setting (or white space alone), a boolean that is not
+    true/false: 400 naming it."""
     response = api.get(f"/api/studies/{demo_study.slug}/{path}")
     assert response.status_code == 400, response.content
     assert path.split("?")[1].split("=")[0] in response.json()["error"]["fields"]

@@ -110,9 +110,15 @@ class FinalLabelQuerySerializer(serializers.Serializer):
     )
 
     def validate(self, attrs: dict) -> dict:
-        """Refuse a parameter given empty (``?status=``): DRF would leave it out silently."""
+        """Refuse a parameter given empty (``?status=``, or white space alone): DRF would leave
+        it out silently."""
         empty = {name: ["Empty: give a value, or leave the parameter out."]
-                 for name in self.fields if self.initial_data.get(name, None) == ""}
+                 for name in self.fields if _blank(self.initial_data.get(name, None))}
         if empty:
             raise serializers.ValidationError(empty)
         return attrs
+
+
+def _blank(value) -> bool:
+    """Whether a query parameter was given (not ``None``) but empty or white space alone."""
+    return value is not None and not str(value).strip()
