@@ -359,12 +359,10 @@ REST_FRAMEWORK = {
     # JSON only, to browsers too: DRF's browsable API pages use inline styles and scripts that
     # the site's Content-Security-Policy blocks. Swagger UI (/api/docs/) is the page for people.
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    # DRF's parsers, with JSON nested too deeply refused as a 400 (api/parsers.py).
-    "DEFAULT_PARSER_CLASSES": [
-        "spotlight_study.api.parsers.JSONParser",
-        "rest_framework.parsers.FormParser",
-        "rest_framework.parsers.MultiPartParser",
-    ],
+    # JSON bodies, with JSON nested too deeply refused as a 400 (api/parsers.py). The researcher
+    # API reads JSON only, as its schema says (a form or multipart body is 415), except the study
+    # import's upload; the annotator API also reads forms (annotation/views.py).
+    "DEFAULT_PARSER_CLASSES": ["spotlight_study.api.parsers.JSONParser"],
     # The researcher API (docs/api.md): a token (`Authorization: Token <key>`) or the staff
     # session.
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -395,6 +393,12 @@ SPECTACULAR_SETTINGS = {
     "SERVE_PERMISSIONS": ["spotlight_study.accounts.roles.IsStaff"],
     "COMPONENT_SPLIT_REQUEST": True,
     "PREPROCESSING_HOOKS": ["spotlight_study.api.schema.only_researcher_api"],
+    # Enums as drf-spectacular does by default, then the error responses of every operation.
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "spotlight_study.api.schema.documented_errors",
+        "spotlight_study.api.schema.strict_inputs",
+    ],
     "PATH_CONVERTER_OVERRIDES": {
         "dbid": {"type": "integer", "minimum": 0, "maximum": 999_999_999_999_999_999}
     },

@@ -11,7 +11,9 @@ import logging
 
 from rest_framework.authentication import SessionAuthentication
 from rest_framework.exceptions import ValidationError
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from spotlight_study.accounts.roles import IsAnnotator
@@ -31,6 +33,8 @@ class _AnnotatorAPI(APIView):
     # 400 invalid_label) in the researcher API's shape; see docs/annotation.md.
     authentication_classes = [SessionAuthentication]
     permission_classes = [IsAnnotator]
+    # JSON, and forms as a page's fetch may send them (the researcher API's default is JSON only).
+    parser_classes = [*api_settings.DEFAULT_PARSER_CLASSES, FormParser, MultiPartParser]
 
     def _payload(self, item: Item, annotator) -> dict:
         own = selectors.own_annotation(item=item, annotator=annotator)

@@ -1,14 +1,48 @@
-"""django-filter filter sets of the researcher API's lists (query parameters)."""
+"""django-filter filter sets of the researcher API's lists (query parameters).
+
+Every filter set here is a :class:`StrictFilterSet`: a query parameter the published schema
+forbids is a 400 naming it, never a filter silently left out. django-filter on its own reads an
+empty value (``?status=``) and a boolean it does not know (``?instruction_check_passed=maybe``)
+as "not given", and a number filter takes ``?position=0.5``.
+"""
 from __future__ import annotations
 
 import django_filters
+from django import forms
 
 from spotlight_study.participation.models import Participant, SurveyAnswer, TaskResponse
 from spotlight_study.prolific.models import Submission
 from spotlight_study.studies.models import Condition, Setting, Study
 
 
-class StudyFilter(django_filters.FilterSet):
+class IntegerFilter(django_filters.NumberFilter):
+    """A filter on a whole number: ``0.5`` is refused (django-filter's number filter takes it)."""
+
+    field_class = forms.IntegerField
+
+
+class StrictFilterSet(django_filters.FilterSet):
+    """A filter set that refuses (400) an empty parameter (or white space alone) and a boolean
+    other than ``true``/``false``, instead of ignoring them as django-filter does."""
+
+    EMPTY = "Empty: give a value, or leave the parameter out."
+    NOT_BOOLEAN = "Give true or false."
+
+    def is_valid(self) -> bool:
+        """django-filter's validation, plus the two rules above (errors on ``self.errors``)."""
+        valid = super().is_valid()
+        for name, flt in self.filters.items():
+            if name not in self.data:
+                continue
+            value = self.data.get(name)
+            if not value.strip():  # django-filter reads white space alone as "not given" too
+                self.form.add_error(name, self.EMPTY)
+            elif isinstance(flt, django_filters.BooleanFilter) and value not in ("true", "false"):
+                self.form.add_error(name, self.NOT_BOOLEAN)
+        return valid and not self.form.errors
+
+
+class StudyFilter(StrictFilterSet):
     """``?status=live``."""
 
     class Meta:
@@ -16,7 +50,7 @@ class StudyFilter(django_filters.FilterSet):
         fields = ["status"]
 
 
-class SettingFilter(django_filters.FilterSet):
+class SettingFilter(StrictFilterSet):
     """``?kind=main``."""
 
     class Meta:
@@ -24,7 +58,7 @@ class SettingFilter(django_filters.FilterSet):
         fields = ["kind"]
 
 
-class _PilotFilterSet(django_filters.FilterSet):
+class _PilotFilterSet(StrictFilterSet):
     """Leaves pilot participants (``manage.py pilot``) out unless ``?include_pilot=true``, as the
     export and the analysis do. ``pilot_lookup`` names the participant's ``is_pilot`` field."""
 
@@ -51,7 +85,7 @@ class _PilotFilterSet(django_filters.FilterSet):
 class ParticipantFilter(_PilotFilterSet):
     """``?status=completed&cell=2&instruction_check_passed=false&started_after=...``."""
 
-    cell = django_filters.NumberFilter(field_name="cell_index")
+    cell = IntegerFilter(field_name="cell_index")
     started_after = django_filters.IsoDateTimeFilter(field_name="started_at", lookup_expr="gte")
     started_before = django_filters.IsoDateTimeFilter(field_name="started_at", lookup_expr="lt")
 
@@ -68,6 +102,7 @@ class ResponseFilter(_PilotFilterSet):
     setting = django_filters.CharFilter(field_name="setting__key")
     kind = django_filters.ChoiceFilter(field_name="setting__kind", choices=Setting.Kind.choices)
     condition = django_filters.ChoiceFilter(choices=Condition.choices)
+    position = IntegerFilter(field_name="position")
 
     class Meta:
         model = TaskResponse
@@ -84,7 +119,7 @@ class SurveyAnswerFilter(_PilotFilterSet):
         fields = ["condition", "item"]
 
 
-class SubmissionFilter(django_filters.FilterSet):
+class SubmissionFilter(StrictFilterSet):
     """``?status=AWAITING REVIEW&review_action=approved``."""
 
     class Meta:

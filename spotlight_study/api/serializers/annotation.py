@@ -108,3 +108,17 @@ class FinalLabelQuerySerializer(serializers.Serializer):
         required=False,
         help_text="Add the pilot annotation round's items (is_pilot true): true or false (default).",
     )
+
+    def validate(self, attrs: dict) -> dict:
+        """Refuse a parameter given empty (``?status=``, or white space alone): DRF would leave
+        it out silently."""
+        empty = {name: ["Empty: give a value, or leave the parameter out."]
+                 for name in self.fields if _blank(self.initial_data.get(name, None))}
+        if empty:
+            raise serializers.ValidationError(empty)
+        return attrs
+
+
+def _blank(value) -> bool:
+    """Whether a query parameter was given (not ``None``) but empty or white space alone."""
+    return value is not None and not str(value).strip()

@@ -7,6 +7,8 @@ from spotlight_study.participation.selectors import participant_pseudonym
 from spotlight_study.prolific.models import BonusPayment, ProlificStudy, ReviewDecision, Submission
 from spotlight_study.prolific.payloads import REJECTION_CATEGORIES
 
+from .strict import StrictInputSerializer
+
 
 class ProlificStudySerializer(serializers.ModelSerializer):
     """A study's Prolific settings (reward in minor units) with review counts."""
@@ -67,7 +69,7 @@ class SyncReportSerializer(serializers.Serializer):
     unmatched = serializers.IntegerField()
 
 
-class ReviewRequestSerializer(serializers.Serializer):
+class ReviewRequestSerializer(StrictInputSerializer):
     """``dry_run``: report what would be done, send nothing."""
 
     dry_run = serializers.BooleanField(default=False)
@@ -85,7 +87,7 @@ class ReviewReportSerializer(serializers.Serializer):
     held = serializers.ListField(child=serializers.DictField(), required=False)
 
 
-class BonusDraftSerializer(serializers.Serializer):
+class BonusDraftSerializer(StrictInputSerializer):
     """A bonus CSV: ``id,amount`` per line, amounts in major units (``1.50``)."""
 
     csv = serializers.CharField(max_length=1_000_000)
@@ -151,7 +153,7 @@ class HeldSubmissionSerializer(serializers.Serializer):
     decision = ReviewDecisionSerializer(allow_null=True)
 
 
-class HeldDecisionRequestSerializer(serializers.Serializer):
+class HeldDecisionRequestSerializer(StrictInputSerializer):
     """A decision on a held submission. ``confirm`` must be ``true`` (the confirmation step);
     ``rejection_category`` and ``message`` (at least 100 characters) go with ``reject``; for
     ``request_return`` the message is the reason given (empty: a neutral default)."""

@@ -1,7 +1,10 @@
 """Serializers of stimuli: stimulus sets, outputs, generation and mining jobs, mined patterns."""
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+
+from .strict import StrictInputSerializer
 
 
 class StimulusSetSerializer(serializers.Serializer):
@@ -58,7 +61,7 @@ class GenerationJobSerializer(serializers.Serializer):
     progress = JobProgressSerializer()
 
 
-class GenerationJobCreateSerializer(serializers.Serializer):
+class GenerationJobCreateSerializer(StrictInputSerializer):
     """Generate ``n_per_group`` outputs per group with the configured OpenAI-compatible server."""
 
     title = serializers.CharField(max_length=200)
@@ -89,17 +92,39 @@ class MiningJobSerializer(serializers.Serializer):
     progress = JobProgressSerializer()
 
 
-class MiningJobCreateSerializer(serializers.Serializer):
+@extend_schema_field({"type": "number", "format": "double", "minimum": 0, "exclusiveMinimum": True, "maximum": 1})
+class _PValueField(serializers.FloatField):
+    """A p-value threshold: more than 0, at most 1."""
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if value <= 0:
+            raise serializers.ValidationError("Must be more than 0.")
+        return value
+
+
+class MiningParamsSerializer(StrictInputSerializer):
+    """A mining job's parameters, each optional (defaults in docs/stimuli.md). Premise reads
+    ``fisher_p_value``, ``clause_max_overlap`` and ``min_overlap``; c-TF-IDF reads ``top_k``;
+    a parameter of the other method is not used."""
+
+    fisher_p_value = _PValueField(required=False, max_value=1.0)
+    clause_max_overlap = serializers.FloatField(required=False, min_value=0.0, max_value=1.0)
+    min_overlap = serializers.FloatField(required=False, min_value=0.0, max_value=1.0)
+    top_k = serializers.IntegerField(required=False, min_value=1, max_value=1000)
+
+
+class MiningJobCreateSerializer(StrictInputSerializer):
     """Mine token patterns in a stimulus set (Premise or c-TF-IDF; see docs/stimuli.md)."""
 
     stimulus_set = serializers.IntegerField(min_value=1, max_value=2**62)
     method = serializers.ChoiceField(choices=["premise", "ctfidf"], default="premise")
     pipeline = serializers.CharField(required=False, allow_null=True, allow_blank=True, max_length=100, default=None)
-    params = serializers.DictField(
-        child=serializers.FloatField(),
+    params = MiningParamsSerializer(
         required=False,
         default=dict,
-        help_text="Premise: fisher_p_value, clause_max_overlap, min_overlap; c-TF-IDF: top_k.",
+        help_text="Premise: fisher_p_value, clause_max_overlap, min_overlap; c-TF-IDF: top_k. "
+        "A parameter of the other method is not used; an unknown one is refused.",
     )
 
 

@@ -5,6 +5,8 @@ from rest_framework import serializers
 
 from spotlight_study.studies.models import Setting, Study, TokenPattern
 
+from .strict import StrictInputSerializer
+
 
 class CompletionCodesSerializer(serializers.Serializer):
     """The study's Prolific completion codes."""
@@ -32,7 +34,7 @@ class StudySerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class StudyImportJSONSerializer(serializers.Serializer):
+class StudyImportJSONSerializer(StrictInputSerializer):
     """Import a study from its file's content as JSON (same fields as the YAML file)."""
 
     study = serializers.DictField(help_text="The study file as a JSON object (see fixtures/).")
@@ -45,7 +47,7 @@ class StudyImportJSONSerializer(serializers.Serializer):
     )
 
 
-class StudyImportUploadSerializer(serializers.Serializer):
+class StudyImportUploadSerializer(StrictInputSerializer):
     """Import a study from an uploaded YAML (``.yaml``/``.yml``) or JSON (``.json``) file."""
 
     file = serializers.FileField()

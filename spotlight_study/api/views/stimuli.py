@@ -66,16 +66,19 @@ class StimulusSetDetailView(generics.GenericAPIView):
 @extend_schema(
     tags=["stimuli"],
     parameters=[OpenApiParameter("group", OpenApiTypes.INT, enum=[1, 2], required=False)],
-    responses={200: OutputSerializer(many=True), **error_responses(400, 401, 403)},
+    responses={200: OutputSerializer(many=True), **error_responses(400, 401, 403, 404)},
 )
 class OutputListView(generics.ListAPIView):
-    """The outputs of a stimulus set (the results of a generation job), by group and index."""
+    """The outputs of a stimulus set (the results of a generation job), by group and index; 404
+    for a set that does not exist (not an empty list)."""
 
     serializer_class = OutputSerializer
 
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):
             return Output.objects.none()
+        if not StimulusSet.objects.filter(pk=self.kwargs["pk"]).exists():
+            raise NotFound(f"No stimulus set {self.kwargs['pk']}.")
         qs = Output.objects.filter(stimulus_set_id=self.kwargs["pk"]).order_by("group", "index")
         group = self.request.query_params.get("group")
         if group is not None:

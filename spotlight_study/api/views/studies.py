@@ -18,7 +18,6 @@ from spotlight_study.studies.selectors import study_cells
 from spotlight_study.studies.services import study_import, study_import_file
 
 from .. import filters
-from ..errors import InvalidInput
 from ..parsers import JSONParser
 from ..serializers.studies import (
     CellSerializer,
@@ -31,18 +30,15 @@ from ..serializers.studies import (
 from .base import StudyScoped, error_responses
 
 
-STUDY_FILE_SUFFIXES = (".yaml", ".yml", ".json")
-
-
 def _import_upload(upload: UploadedFile, *, replace: bool, drop_missing: bool = False) -> Study:
     """Import an uploaded study file through a temporary copy (the importer reads a path).
 
-    Raises :class:`~..errors.InvalidInput` for a suffix other than ``.yaml``, ``.yml`` or
-    ``.json``, and whatever :func:`~spotlight_study.studies.services.study_import_file` raises.
+    A file named ``*.json`` is read as JSON, any other as YAML (of which JSON is a subset), so
+    the file's name never refuses it: its content decides. Raises whatever
+    :func:`~spotlight_study.studies.services.study_import_file` raises (a file that is not a
+    study file: ``StudyFileError``, 400 ``invalid_study_file``).
     """
-    suffix = Path(upload.name or "").suffix.lower()
-    if suffix not in STUDY_FILE_SUFFIXES:
-        raise InvalidInput("Upload a .yaml, .yml or .json study file.")
+    suffix = ".json" if Path(upload.name or "").suffix.lower() == ".json" else ".yaml"
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / f"study{suffix}"
         with path.open("wb") as fh:
