@@ -17,11 +17,10 @@ import pandas as pd
 from sklearn.metrics import cohen_kappa_score
 
 from .document import Bullets, Data, Heading, Para, Table, fmt_num, fmt_p, fmt_pct, to_html, to_markdown
-from .errors import AnalysisInputError
 from .measures import MEASURES, SOURCES, outcome_test_of
 from .stats import agreement as agr
 from .stats.multicomp import holm_correction
-from .stats.nominal import nominal_test
+from .stats.nominal import TEST_WORDS, nominal_test
 from .stats.proportion import compare_proportions
 from .stats.rank import mann_whitney
 
@@ -187,10 +186,9 @@ def _one_test(test: str, field: Mapping, success: Mapping, treated: pd.Series, b
                 "median_baseline": float(pd.Series(y).median())}
     options = list(field["options"])
     table = [[int((s.astype(str) == o).sum()) for o in options] for s in (treated, base)]
-    try:
-        r = nominal_test(table)
-    except AnalysisInputError as exc:
-        return {"p": float("nan"), "test_used": "", "undefined_reason": str(exc), "table": table}
+    r = nominal_test(table)
+    if r.test is None:
+        return {"p": float("nan"), "test_used": "", "undefined_reason": r.reason, "table": table}
     return {"test_used": r.test, "statistic": r.statistic, "p": r.p_val, "dof": r.dof,
             "min_expected": r.min_expected, "table": table, "options": options}
 
@@ -303,7 +301,7 @@ def report_blocks(results: Mapping) -> list:
         elif o["test"] == "two_proportion_ztest":
             detail = f"{fmt_pct(c['rate_treatment'])} vs {fmt_pct(c['rate_baseline'])}, z={fmt_num(c['z'])}"
         else:
-            detail = f"{c.get('test_used') or 'undefined'}, statistic={fmt_num(c.get('statistic'))}"
+            detail = f"{TEST_WORDS.get(c.get('test_used'), 'undefined')}, statistic={fmt_num(c.get('statistic'))}"
         rows.append([Data(c["setting"]), Data(c["treatment"]), f"{c['n_treatment']} / {c['n_baseline']}",
                      detail, fmt_p(c["p"]), fmt_p(c.get("p_holm"))])
     blocks.append(Table(["Setting", "Treatment", "n (treatment / no_pattern)", "Result", "p", "p (Holm)"], rows)

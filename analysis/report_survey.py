@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from .document import Bullets, Data, Heading, Para, Table, fmt_num, fmt_p, fmt_pct
-from .survey_measures import NOMINAL_RULE, SURVEY_TESTS
+from .stats.nominal import NOMINAL_RULE, TEST_WORDS
+from .survey_measures import SURVEY_TESTS
 
 __all__ = ["typed_survey_blocks"]
 
@@ -26,14 +27,14 @@ def _text(results: Mapping, key: str) -> str:
 
 def _test_words(entry: Mapping, treatment: str) -> str:
     """One test's result in words: its statistic, p and Holm-adjusted p."""
-    test = entry.get("method") or entry["test"]  # a nominal item: the test its rule chose
+    test = TEST_WORDS.get(entry.get("method")) or entry["test"]  # a nominal item: the test its rule chose
     if "U" in entry:
         stat = f"U = {fmt_num(entry['U'], 1)}, rank-biserial r = {fmt_num(entry.get('rbc'))}"
     elif "W" in entry:
         stat = f"W = {fmt_num(entry['W'], 1)} on {entry['n_pairs']} pairs"
     elif "t" in entry:
         stat = f"t({fmt_num(entry.get('df'), 1)}) = {fmt_num(entry['t'])}"
-    elif entry.get("method") == "chi-square":
+    elif entry.get("method") == "chi_square":
         stat = f"chi-square({entry['dof']}) = {fmt_num(entry['statistic'])}"
     else:
         stat = f"smallest expected count {fmt_num(entry.get('min_expected'))}"

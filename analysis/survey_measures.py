@@ -25,7 +25,7 @@ import pandas as pd
 
 from . import stats
 from .errors import AnalysisInputError
-from .stats.contingency import SMALL_EXPECTED_COUNT, compare_nominal
+from .stats.nominal import NOMINAL_RULE, nominal_test
 from .stats.means import paired_t, welch_t
 
 __all__ = ["SURVEY_ITEMS_FILE", "SURVEY_TESTS", "TYPED_FAMILIES", "TYPED_SECTIONS", "item_words",
@@ -46,11 +46,11 @@ SURVEY_TESTS = {
                "library": "scipy.stats.mannwhitneyu, scipy.stats.wilcoxon",
                "source": "Mann & Whitney (1947); Wilcoxon (1945)"},
     "choice": {"level": "nominal", "between": "chi-square test, or Fisher's exact test for small counts",
-               "paired": None, "library": "scipy.stats.chi2_contingency, scipy.stats.fisher_exact",
+               "paired": None, "library": "scipy.stats.chi2_contingency(correction=False), scipy.stats.fisher_exact",
                "source": "Pearson (1900); Fisher (1922); Cochran (1954): Fisher when an expected count < 5"},
     "multi_choice": {"level": "nominal (one 0/1 per option)",
                      "between": "per option: chi-square test, or Fisher's exact test for small counts",
-                     "paired": None, "library": "scipy.stats.chi2_contingency, scipy.stats.fisher_exact",
+                     "paired": None, "library": "scipy.stats.chi2_contingency(correction=False), scipy.stats.fisher_exact",
                      "source": "Pearson (1900); Fisher (1922); Cochran (1954)"},
     "number": {"level": "interval", "between": {"mann_whitney": "Mann-Whitney U test", "welch_t": "Welch's t-test"},
                "paired": {"mann_whitney": "Wilcoxon signed-rank test", "welch_t": "paired t-test"},
@@ -244,8 +244,9 @@ def _ordered_comparison(item, treated: pd.Series, base: pd.Series, treatment: st
 
 def _nominal_entry(table: list[list[int]], columns: list[str], treatment: str, kind: str) -> dict:
     """A nominal comparison: ``test`` is the planned rule of :data:`SURVEY_TESTS`, ``method``
-    the test the rule chose for this table (``chi-square`` or ``Fisher's exact``)."""
-    res = compare_nominal(table)
+    the test the rule chose for this table (``chi_square`` or ``fisher_exact``; ``None`` when
+    the table leaves nothing to compare), from :func:`analysis.stats.nominal.nominal_test`."""
+    res = nominal_test(table)
     return {"test": SURVEY_TESTS[kind]["between"], "method": res.test, "statistic": res.statistic,
             "dof": res.dof, "p": res.p_val,
             "alternative": "two-sided", "min_expected": res.min_expected,
@@ -388,9 +389,3 @@ def typed_planned_tests(doc_items: list[Mapping], conditions, *, alternatives: M
                                 "hypothesis": f"The answers to item {item['key']} differ between {treatment} "
                                               f"and no_pattern ({test})."})
     return out
-
-
-#: The rule of :func:`analysis.stats.contingency.compare_nominal`, for the report and docs.
-NOMINAL_RULE = (f"chi-square test of independence (scipy.stats.chi2_contingency, Yates' correction on a "
-                f"2x2 table), or Fisher's exact test (scipy.stats.fisher_exact) when any expected count "
-                f"is below {SMALL_EXPECTED_COUNT:g} (Cochran, 1954)")

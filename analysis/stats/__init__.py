@@ -5,8 +5,8 @@ One module per family of methods, as in pingouin and statsmodels:
 - :mod:`~analysis.stats.proportion`: two-proportion z-test, Wilson interval, Cohen's h,
   Fisher's exact test, and their combination for one pattern-versus-no-pattern pair;
 - :mod:`~analysis.stats.rank`: Mann-Whitney U and Wilcoxon signed-rank tests for Likert items;
-- :mod:`~analysis.stats.contingency`: chi-square or Fisher's exact test of nominal answers
-  between conditions (Cochran's rule);
+- :mod:`~analysis.stats.nominal`: chi-square or Fisher's exact test of nominal answers
+  between conditions (Cochran's rule), for codebook outcomes and survey items alike;
 - :mod:`~analysis.stats.means`: Welch's and the paired t-test of numbers;
 - :mod:`~analysis.stats.multicomp`: Holm's correction within one family;
 - :mod:`~analysis.stats.power`: the closed-form sample size of the planned z-test;
@@ -40,11 +40,11 @@ _SOURCES = {
     "WilcoxonResult": ".rank",
     "ZTestResult": ".proportion",
     "cohens_h": ".proportion",
-    "compare_nominal": ".contingency",
     "compare_proportions": ".proportion",
     "fisher_exact_test": ".proportion",
     "holm_correction": ".multicomp",
     "mann_whitney": ".rank",
+    "nominal_test": ".nominal",
     "other_differences": ".descriptive",
     "paired_t": ".means",
     "sample_size_per_condition": ".power",

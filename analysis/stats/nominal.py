@@ -1,11 +1,17 @@
-"""Tests of a nominal outcome between conditions: chi-square, or Fisher's exact test when counts
-are small, on a contingency table of conditions x categories.
+"""The one test of nominal answers between conditions: chi-square, or Fisher's exact test when an
+expected count is small, on a contingency table of conditions x categories.
 
-Both come from scipy (``scipy.stats.chi2_contingency``, ``scipy.stats.fisher_exact``, which takes
-r x c tables since scipy 1.15).
+Both the codebook's nominal outcome (:mod:`analysis.codebook_analysis`) and the survey's
+``choice`` and ``multi_choice`` items (:mod:`analysis.survey_measures`) call
+:func:`nominal_test`, so the rule, the names of the tests, Yates' correction and the seed of
+Fisher's resampling are decided here and nowhere else.
+
+Both tests come from scipy (``scipy.stats.chi2_contingency``, ``scipy.stats.fisher_exact``, which
+takes r x c tables since scipy 1.15).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -13,13 +19,30 @@ import scipy.stats as sps
 
 from ..errors import AnalysisInputError
 
-#: Cochran's rule: the chi-square approximation wants every expected count at least this.
+__all__ = ["FISHER_RESAMPLES", "FISHER_SEED", "MIN_EXPECTED", "NOMINAL_RULE", "NominalTestResult",
+           "TEST_WORDS", "YATES_CORRECTION", "nominal_test"]
+
+#: Cochran's rule: the chi-square approximation wants every expected count at least this;
+#: below it Fisher's exact test is used instead (Cochran, 1954).
 MIN_EXPECTED = 5
-#: Fisher's test of a table larger than 2 x 2 is a permutation test (scipy): it enumerates every
-#: table with the observed margins when there are at most this many, else draws this many.
+#: No Yates' continuity correction on a 2 x 2 table. The correction makes the chi-square test
+#: conservative (D'Agostino, Chase & Belanger, 1988); the counts where it was meant to help are
+#: the small ones, and those get Fisher's exact test here by Cochran's rule. Without it, a 2 x 2
+#: chi-square equals the square of the two-sided two-proportion z-test (statsmodels
+#: ``proportions_ztest``) that the reference study's outcome uses.
+YATES_CORRECTION = False
+#: Fisher's test of a table larger than 2 x 2 is scipy's Monte Carlo method (random tables with
+#: the observed margins, ``scipy.stats.random_table``); this many tables give a p-value with a
+#: standard error of at most 0.0016.
 FISHER_RESAMPLES = 100_000
-#: The seed of those draws, so that a report gives the same p-value each run.
+#: The seed of those draws (the project's seed), so that a table always gives the same p.
 FISHER_SEED = 20261206
+#: The tests' names in words, for reports (results keep the snake_case names).
+TEST_WORDS = {"chi_square": "chi-square test", "fisher_exact": "Fisher's exact test"}
+#: The rule in words, for the report, the plan and the docs.
+NOMINAL_RULE = (f"chi-square test of independence (scipy.stats.chi2_contingency, no Yates' "
+                f"correction), or Fisher's exact test (scipy.stats.fisher_exact) when any expected "
+                f"count is below {MIN_EXPECTED} (Cochran, 1954); two-sided")
 
 
 @dataclass(frozen=True)
@@ -28,27 +51,36 @@ class NominalTestResult:
 
     Attributes
     ----------
-    test : str
-        ``"chi_square"`` or ``"fisher_exact"``.
+    test : str or None
+        ``"chi_square"`` or ``"fisher_exact"``; ``None`` when the table leaves nothing to
+        compare (fewer than two non-empty rows or columns).
     statistic : float
-        The chi-square statistic, or for Fisher's test scipy's statistic (the odds ratio of a
-        2 x 2 table; for a larger one the probability of the observed table).
+        Pearson's chi-square, or for Fisher's test scipy's statistic (the odds ratio of a 2 x 2
+        table; for a larger one the probability of the observed table); NaN when undefined.
     p_val : float
-        Two-sided p-value.
+        Two-sided p-value; NaN when undefined.
     dof : int or None
-        Degrees of freedom of the chi-square test (``None`` for Fisher's).
+        Degrees of freedom of the chi-square test ((rows - 1) x (columns - 1)); ``None`` for
+        Fisher's test and when undefined.
     min_expected : float
-        The smallest expected count under independence, which chose the test.
+        The smallest expected count under independence, which chose the test (NaN when
+        undefined).
+    n : int
+        Answers in the table.
     table : list of list of int
-        The table tested, conditions x categories (empty categories dropped).
+        The table tested, conditions x categories (empty rows and columns dropped).
+    reason : str
+        Why the test is undefined (``""`` when it is defined).
     """
 
-    test: str
+    test: str | None
     statistic: float
     p_val: float
     dof: int | None
     min_expected: float
+    n: int
     table: list[list[int]]
+    reason: str = ""
 
 
 def nominal_test(table) -> NominalTestResult:
@@ -57,32 +89,41 @@ def nominal_test(table) -> NominalTestResult:
     Parameters
     ----------
     table : array_like of int, shape (n_conditions, n_categories)
-        Counts; categories no one chose are dropped first.
+        Counts: one row per condition, one column per option (or chosen / not chosen). Rows and
+        columns without any count are dropped first.
 
     Returns
     -------
     NominalTestResult
+        With ``test=None`` and NaN statistic and p when fewer than two conditions or two
+        categories have answers (nothing can differ).
 
     Raises
     ------
     AnalysisInputError
-        If the table is not two-dimensional, has a negative count, or has fewer than two
-        conditions or two used categories left (nothing to compare).
+        If the table is not two-dimensional or holds a negative, non-finite or non-whole count.
 
     Notes
     -----
-    ``scipy.stats.chi2_contingency(table, correction=False)`` when every expected count is at
-    least :data:`MIN_EXPECTED` (Cochran's rule), else ``scipy.stats.fisher_exact(table)``
-    (two-sided; a table larger than 2 x 2 through scipy's permutation method, exact when the
-    tables with the observed margins number at most :data:`FISHER_RESAMPLES`, else that many
-    draws seeded with :data:`FISHER_SEED`). Without Yates' correction, so that the 2 x 2 case equals the two-sided
-    two-proportion z-test (z squared is chi-square).
+    ``scipy.stats.chi2_contingency(table, correction=False)`` (:data:`YATES_CORRECTION`) when
+    every expected count is at least :data:`MIN_EXPECTED` (Cochran's rule), else
+    ``scipy.stats.fisher_exact(table)``: the classic conditional test on a 2 x 2 table, and on a
+    larger one the test with fixed margins whose p-value scipy estimates from
+    :data:`FISHER_RESAMPLES` random tables (``scipy.stats.MonteCarloMethod``, seed
+    :data:`FISHER_SEED`). Both are two-sided.
 
     References
     ----------
-    .. [1] Cochran, W. G. (1954). Some methods for strengthening the common chi-square tests.
+    .. [1] Pearson, K. (1900). On the criterion that a given system of deviations ...
+       *Philosophical Magazine*, 50, 157-175.
+    .. [2] Fisher, R. A. (1922). On the interpretation of chi-square from contingency tables.
+       *Journal of the Royal Statistical Society*, 85(1), 87-94.
+    .. [3] Cochran, W. G. (1954). Some methods for strengthening the common chi-square tests.
        *Biometrics*, 10(4), 417-451.
-    .. [2] Agresti, A. (2013). *Categorical Data Analysis* (3rd ed.), sections 3.2 and 3.5.
+    .. [4] D'Agostino, R. B., Chase, W., & Belanger, A. (1988). The appropriateness of some
+       common procedures for testing the equality of two independent binomial populations.
+       *The American Statistician*, 42(3), 198-202.
+    .. [5] Agresti, A. (2013). *Categorical Data Analysis* (3rd ed.), sections 3.2 and 3.5.
        Wiley.
 
     Examples
@@ -90,28 +131,28 @@ def nominal_test(table) -> NominalTestResult:
     >>> r = nominal_test([[30, 10, 10], [10, 20, 20]])
     >>> r.test, round(r.statistic, 3)
     ('chi_square', 16.667)
+    >>> nominal_test([[8, 2], [3, 7]]).test
+    'fisher_exact'
     """
-    counts = np.asarray(table)
+    counts = np.asarray(table, dtype=float)
     if counts.ndim != 2:
-        raise AnalysisInputError("the table must be conditions x categories")
-    if (counts < 0).any():
-        raise AnalysisInputError("a count is negative")
-    counts = counts[:, counts.sum(axis=0) > 0].astype(int)
-    counts = counts[counts.sum(axis=1) > 0]
+        raise AnalysisInputError(f"the table must be conditions x categories, got shape {counts.shape}")
+    if (counts < 0).any() or not np.all(np.isfinite(counts)) or (counts % 1 != 0).any():
+        raise AnalysisInputError("a contingency table holds non-negative whole counts")
+    counts = counts[counts.sum(axis=1) > 0][:, counts.sum(axis=0) > 0].astype(int)
+    n = int(counts.sum())
     if counts.shape[0] < 2 or counts.shape[1] < 2:
-        raise AnalysisInputError("needs two conditions and two categories with answers")
-    expected = sps.contingency.expected_freq(counts)
-    smallest = float(expected.min())
+        return NominalTestResult(None, math.nan, math.nan, None, math.nan, n, counts.tolist(),
+                                 "needs two conditions and two categories with answers")
+    smallest = float(sps.contingency.expected_freq(counts).min())
     if smallest >= MIN_EXPECTED:
-        res = sps.chi2_contingency(counts, correction=False)
+        res = sps.chi2_contingency(counts, correction=YATES_CORRECTION)
         return NominalTestResult("chi_square", float(res.statistic), float(res.pvalue),
-                                 int(res.dof), smallest, counts.tolist())
+                                 int(res.dof), smallest, n, counts.tolist())
     if counts.shape == (2, 2):
         res = sps.fisher_exact(counts)
     else:
-        method = sps.PermutationMethod(
-            n_resamples=FISHER_RESAMPLES, rng=np.random.default_rng(FISHER_SEED)
-        )
-        res = sps.fisher_exact(counts, method=method)
+        res = sps.fisher_exact(counts, method=sps.MonteCarloMethod(
+            n_resamples=FISHER_RESAMPLES, rng=np.random.default_rng(FISHER_SEED)))
     return NominalTestResult("fisher_exact", float(res.statistic), float(res.pvalue), None,
-                             smallest, counts.tolist())
+                             smallest, n, counts.tolist())

@@ -18,7 +18,6 @@ from analysis.codebook_analysis import (
 from analysis.document import to_markdown
 from analysis.measures import MEASURES, SOURCES, outcome_test_of
 from analysis.stats.agreement import krippendorff_alpha
-from analysis.stats.nominal import nominal_test
 
 ERKANNT = {"key": "erkannt", "label": "Unterschied erkannt", "type": "ordinal",
            "options": ["nein", "teilweise", "ja"]}
@@ -82,16 +81,6 @@ def test_mapped_outcome_uses_the_z_test_of_the_reference_study():
     z, p = proportions_ztest([c["k_treatment"], c["k_baseline"]], [c["n_treatment"], c["n_baseline"]],
                              alternative="larger")
     assert c["z"] == pytest.approx(z) and c["p"] == pytest.approx(p)
-
-
-def test_nominal_outcome_is_chi_square_or_fisher_by_expected_counts():
-    """Large expected counts: scipy's chi-square (no correction); small ones: Fisher's test."""
-    big = nominal_test([[30, 10, 10], [10, 20, 20]])
-    ref = sps.chi2_contingency([[30, 10, 10], [10, 20, 20]], correction=False)
-    assert big.test == "chi_square" and big.p_val == pytest.approx(ref.pvalue)
-    small = nominal_test([[3, 1], [0, 4]])
-    assert small.test == "fisher_exact"
-    assert small.p_val == pytest.approx(sps.fisher_exact([[3, 1], [0, 4]]).pvalue)
 
 
 def test_agreement_per_type_equals_the_libraries():
