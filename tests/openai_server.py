@@ -23,6 +23,8 @@ from .local_http import ThreadServer
 
 HOBBIES = ["chess", "gardening", "running", "painting", "cooking", "hiking", "reading", "music"]
 ANSWER = re.compile(r"PARTICIPANT'S ANSWER:\n(.*?)\n\nFIELDS TO CODE:", re.S)
+#: The default codebook's fields (and exclusion), coded by :func:`code_answer`.
+DEFAULT_FIELDS = ("identified", "surface_difference", "no_difference", "tags", "exclusion")
 #: The writing-process flags the machine coder is given as evidence for ``exclusion``.
 EVIDENCE = re.compile(r"WRITING-PROCESS EVIDENCE \(for the exclusion field only[^)]*\): ([^\n]*)\n")
 
@@ -221,6 +223,24 @@ def code_answer(answer: str, fields: list[str], evidence: str = "") -> dict:
     return {f: values[f] for f in fields}
 
 
+def code_declared(answer: str, prop: dict) -> object:
+    """The fake coder's value of a declared codebook field, from its schema property ``prop``:
+    a yes/no is :func:`code_answer`'s ``identified``; an option list (lowest first) its last
+    option for such an answer and its first otherwise; a list the options the answer names
+    (ignoring case); a number its minimum (or 0)."""
+    hit = code_answer(answer, ["identified"])["identified"]
+    kinds = prop["type"] if isinstance(prop["type"], list) else [prop["type"]]
+    if "boolean" in kinds:
+        return hit
+    if "array" in kinds:
+        options = prop["items"].get("enum", [])
+        return [o for o in options if o.casefold() in answer.casefold()]
+    if "string" in kinds:
+        options = [o for o in prop["enum"] if o is not None]
+        return options[-1] if hit else options[0]
+    return prop.get("minimum", 0)
+
+
 class FakeCoder(FakeChatServer):
     """A coding model with structured outputs: the reply is :func:`code_answer` of the
     participant's answer in the prompt, with the schema's required fields. Every reply names
@@ -237,7 +257,12 @@ class FakeCoder(FakeChatServer):
         prompt = body["messages"][-1]["content"]
         answer = ANSWER.search(prompt).group(1)
         evidence = EVIDENCE.search(prompt)
-        return json.dumps(code_answer(answer, schema["required"], evidence.group(1) if evidence else ""))
+        default = [f for f in schema["required"] if f in DEFAULT_FIELDS]
+        reply = code_answer(answer, default, evidence.group(1) if evidence else "")
+        for name in schema["required"]:
+            if name not in DEFAULT_FIELDS:  # a declared codebook's field
+                reply[name] = code_declared(answer, schema["properties"][name])
+        return json.dumps({name: reply[name] for name in schema["required"]})
 
     def model_name(self, body: dict) -> str:
         return self.served_model

@@ -7,7 +7,9 @@ the ``exclusion`` field is coded) the keys of the answer's writing-process flags
 condition, the pattern box, the participant (PID, pseudonym) and the item's times never reach
 this module, so they cannot reach the model.
 
-The reply is asked for with structured outputs (``response_format`` of type ``json_schema``,
+The codebook is the default one (the fields above) or the study's declared codebook
+(:mod:`.llm_codebook`: its fields' labels, help and options, and the same validator as the label
+API). The reply is asked for with structured outputs (``response_format`` of type ``json_schema``,
 ``strict``); it is validated here again because OpenAI-compatible servers differ in how strictly
 they enforce a schema. See ``docs/annotation.md``, "Machine coder".
 """
@@ -18,6 +20,7 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from . import llm_codebook
 from .errors import InvalidReply
 from .models import COMPARED_FIELDS, Exclusion
 
@@ -45,30 +48,40 @@ SYSTEM_PROMPT = (
 )
 
 
-def validate_fields(fields: list[str] | tuple[str, ...] | None) -> tuple[str, ...]:
-    """The requested label fields in :data:`~.models.COMPARED_FIELDS` order (all if none given).
+def validate_fields(
+    fields: list[str] | tuple[str, ...] | None, allowed: tuple[str, ...] = COMPARED_FIELDS
+) -> tuple[str, ...]:
+    """The requested label fields in ``allowed`` order (all of them if none given).
 
-    Raises ``ValueError`` naming an unknown field.
+    ``allowed`` is :data:`~.models.COMPARED_FIELDS` under the default codebook; under a declared
+    one, its compared field keys and ``exclusion``. Raises ``ValueError`` naming an unknown field.
     """
     if not fields:
-        return COMPARED_FIELDS
-    unknown = sorted(set(fields) - set(COMPARED_FIELDS))
+        return tuple(allowed)
+    unknown = sorted(set(fields) - set(allowed))
     if unknown:
         raise ValueError(
-            f"Unknown label field(s): {', '.join(unknown)}. Choose from {', '.join(COMPARED_FIELDS)}."
+            f"Unknown label field(s): {', '.join(unknown)}. Choose from {', '.join(allowed)}."
         )
-    return tuple(f for f in COMPARED_FIELDS if f in fields)
+    return tuple(f for f in allowed if f in fields)
 
 
-def response_schema(*, fields: tuple[str, ...], codebook: tuple[str, ...]) -> dict:
+def response_schema(
+    *, fields: tuple[str, ...], codebook: tuple[str, ...], codebook_fields: tuple[dict, ...] | None = None
+) -> dict:
     """The ``response_format`` argument: a strict JSON schema with one property per field.
 
     ``tags`` is an array whose items are the setting's codebook tags (an empty codebook allows
-    only the empty list); ``exclusion`` one of :data:`MACHINE_EXCLUSIONS`.
+    only the empty list); ``exclusion`` one of :data:`MACHINE_EXCLUSIONS`. Under a declared
+    codebook (``codebook_fields``, :func:`.llm_codebook.asked_fields`) each of its fields has
+    the property of its type (:func:`.llm_codebook.property_schema`).
     """
     props: dict[str, dict] = {}
+    declared = {f["key"]: f for f in codebook_fields or ()}
     for name in fields:
-        if name == "tags":
+        if name in declared:
+            props[name] = llm_codebook.property_schema(declared[name])
+        elif name == "tags":
             items = {"type": "string", "enum": list(codebook)} if codebook else {"type": "string"}
             props[name] = {"type": "array", "items": items}
             if not codebook:
@@ -92,20 +105,33 @@ def response_schema(*, fields: tuple[str, ...], codebook: tuple[str, ...]) -> di
     }
 
 
-def build_messages(blind, *, fields: tuple[str, ...]) -> list[dict]:
-    """The chat messages for one item, from its :class:`~.selectors.BlindItem` only.
+def build_messages(
+    blind, *, fields: tuple[str, ...], codebook_fields: tuple[dict, ...] | None = None
+) -> list[dict]:
+    """The chat messages for one item, from its :class:`~.selectors.BlindItem` only (and, under
+    a declared codebook, the item's ``codebook_fields``, built from the study file alone).
 
     The user message holds, in this order: group 1's texts and group 2's texts (definition
     order), the target description, the surface difference, the codebook, the exclusion values,
     the writing-process flags of the answer (``blind.writing_flags``, only when ``exclusion`` is
     among ``fields``: they are evidence for it alone, and never the numbers behind them), the
-    answer, and the questions for ``fields``.
+    answer, and the questions for ``fields``. Under a declared codebook the codebook section
+    lists its fields (the researcher's labels, help and options, word for word) in place of the
+    default codebook's tags, and the questions are those fields'.
     """
 
     def texts(values) -> str:
         return "\n".join(f"[{i}] {t}" for i, t in enumerate(values, start=1))
 
-    questions = "\n".join(f"- {name}: {FIELD_QUESTIONS[name]}" for name in fields)
+    if codebook_fields is not None:
+        codebook = llm_codebook.codebook_block(codebook_fields)
+        questions = "\n".join(
+            [llm_codebook.field_question(f) for f in codebook_fields]
+            + [f"- exclusion: {FIELD_QUESTIONS['exclusion']}"] * ("exclusion" in fields)
+        )
+    else:
+        codebook = f"CODEBOOK TAGS: {', '.join(blind.codebook) or '(none)'}"
+        questions = "\n".join(f"- {name}: {FIELD_QUESTIONS[name]}" for name in fields)
     evidence = ""
     if "exclusion" in fields:
         # Only the writing-process flags of the allow-list, for the exclusion field alone.
@@ -119,7 +145,7 @@ def build_messages(blind, *, fields: tuple[str, ...]) -> list[dict]:
         f"GROUP 2 TEXTS:\n{texts(blind.group2)}\n\n"
         f"TARGET DIFFERENCE: {blind.target_description}\n"
         f"SURFACE DIFFERENCE: {blind.surface_difference}\n"
-        f"CODEBOOK TAGS: {', '.join(blind.codebook) or '(none)'}\n"
+        f"{codebook}\n"
         f"EXCLUSION VALUES: {', '.join(MACHINE_EXCLUSIONS)}\n\n"
         f"{evidence}"
         f"PARTICIPANT'S ANSWER:\n{blind.answer}\n\n"
@@ -128,15 +154,21 @@ def build_messages(blind, *, fields: tuple[str, ...]) -> list[dict]:
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
 
 
-def parse_reply(content: str | None, *, fields: tuple[str, ...], codebook: tuple[str, ...]) -> dict:
-    """The label values in a reply, ``{field: value}`` over ``fields`` (tags sorted).
+def parse_reply(
+    content: str | None, *, fields: tuple[str, ...], codebook: tuple[str, ...],
+    codebook_fields: tuple[dict, ...] | None = None,
+) -> dict:
+    """The label values in a reply, ``{field: value}`` over ``fields`` (tags sorted). Under a
+    declared codebook (``codebook_fields``) its fields' values are checked by the label API's
+    validator (:func:`.llm_codebook.values_check`) and returned in stored form (canonical
+    options; a field left null is absent).
 
     Raises
     ------
     InvalidReply
         If ``content`` is empty, not JSON, not an object, lacks a field or has another, or a
-        value has the wrong type or is not allowed (a tag outside the codebook, an unknown
-        exclusion).
+        value has the wrong type or is not allowed (a tag or option outside the codebook, a
+        number out of range, an unknown exclusion).
     """
     if not content or not content.strip():
         raise InvalidReply("the reply is empty")
@@ -153,8 +185,13 @@ def parse_reply(content: str | None, *, fields: tuple[str, ...], codebook: tuple
     if extra:
         raise InvalidReply(f"the reply has fields not asked for: {', '.join(extra)}")
     out = {}
+    declared = {f["key"] for f in codebook_fields or ()}
+    if codebook_fields is not None:
+        out.update(llm_codebook.values_check(data, codebook_fields))
     for name in fields:
         value = data[name]
+        if name in declared:
+            continue
         if name == "tags":
             if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
                 raise InvalidReply("tags is not a list of text")
@@ -205,8 +242,12 @@ def code_item(
     fields: tuple[str, ...],
     max_tokens: int = 400,
     seed: int | None = None,
+    codebook_fields: tuple[dict, ...] | None = None,
 ) -> CodedItem:
     """Ask the model for one item's label; an invalid reply is retried once, then missing.
+
+    ``codebook_fields``: under a declared codebook, the item's fields asked
+    (:func:`.llm_codebook.asked_fields`); ``fields`` then holds their keys (and ``exclusion``).
 
     ``temperature`` is 0 so that a rerun gives the same labels where the server allows it.
 
@@ -217,8 +258,8 @@ def code_item(
         caller decides whether the job fails or tries later. A 400 refusal of one request is
         also raised, since it usually means the server or model cannot do structured outputs.
     """
-    messages = build_messages(blind, fields=fields)
-    schema = response_schema(fields=fields, codebook=blind.codebook)
+    messages = build_messages(blind, fields=fields, codebook_fields=codebook_fields)
+    schema = response_schema(fields=fields, codebook=blind.codebook, codebook_fields=codebook_fields)
     coded = CodedItem(values=None)
     kwargs = {} if seed is None else {"seed": seed}
     for _ in range(MAX_ATTEMPTS):
@@ -248,7 +289,8 @@ def code_item(
                 raise InvalidReply(f"the model refused: {choice.message.refusal[:200]}")
             if choice.finish_reason == "length":
                 raise InvalidReply("the reply was cut off (finish_reason length)")
-            coded.values = parse_reply(choice.message.content, fields=fields, codebook=blind.codebook)
+            coded.values = parse_reply(choice.message.content, fields=fields, codebook=blind.codebook,
+                                       codebook_fields=codebook_fields)
             coded.missing_reason = ""
             return coded
         except InvalidReply as exc:

@@ -8,7 +8,11 @@ For each single-value label (``identified``, ``surface_difference``, ``no_differ
   never an accepted machine label);
 - ``human_vs_human``: each pair of human annotators;
 
-each with Cohen's kappa and a paired bootstrap 95% CI
+Under a study's declared codebook the labels are its single-value fields (``yes_no``,
+``choice``, ``ordinal``; :func:`compared_single_fields`) and ``exclusion``, read from the labels'
+``values``; its ``multi_choice`` and ``number`` fields are left out of the decision as tags are.
+
+Each with Cohen's kappa and a paired bootstrap 95% CI
 (:func:`analysis.stats.agreement_ci.kappa_with_ci`), and one decision per label
 (:func:`analysis.stats.agreement_ci.non_inferiority`). Tags are not part of the decision (see
 ``docs/annotation.md``). Missing machine labels are missing ratings. Only the real items count
@@ -29,6 +33,7 @@ from analysis.stats import agreement_ci
 from analysis.stats.agreement import Agreement
 from spotlight_study.studies.models import Study
 
+from . import codebook_labels
 from .models import MachineCodingJob, MachineLabel
 from .selectors import SINGLE_VALUE_FIELDS, annotator_pseudonyms, human_final, items_with_labels
 
@@ -76,6 +81,29 @@ def machine_models(*, study: Study, is_pilot: bool | None = False) -> list[str]:
             )
         )
     )
+
+
+#: Declared codebook field types whose values are one category each (kappa fits them).
+_SINGLE_TYPES = ("yes_no", "choice", "ordinal")
+
+
+def compared_single_fields(study: Study) -> tuple[str, ...]:
+    """The labels the machine coder is compared on: :data:`~.selectors.SINGLE_VALUE_FIELDS`
+    under the default codebook; under a declared one its yes_no, choice and ordinal field keys
+    (codebook order), then ``exclusion``."""
+    if not codebook_labels.is_declared(study):
+        return SINGLE_VALUE_FIELDS
+    keys = [f["key"] for f in study.annotation_codebook["fields"] if f["type"] in _SINGLE_TYPES]
+    return (*keys, "exclusion")
+
+
+def _value(label, field: str, declared: set[str]):
+    """A label's value of ``field``: a declared codebook field from ``values``, else the column."""
+    if label is None:
+        return None
+    if field in declared:
+        return (label.values or {}).get(field)
+    return getattr(label, field)
 
 
 def _pair_rows(model, field, comparison, name_a, name_b, row_a, row_b, *, seed, n_resamples):
@@ -143,16 +171,16 @@ def machine_agreement(
     for label in MachineLabel.objects.filter(_rounds(is_pilot), item__study=study, model__in=models):
         machine[label.model][index[label.item_id]] = label
     opts = {"seed": seed, "n_resamples": n_resamples}
+    single_fields = compared_single_fields(study)
+    declared = set(single_fields) - {"exclusion"} if codebook_labels.is_declared(study) else set()
     rows: list[MachineAgreementRow] = []
     decisions: list[MachineDecision] = []
     for model in models:
         name = f"llm:{model}"
-        for field in SINGLE_VALUE_FIELDS:
-            mrow = [None if m is None else getattr(m, field) for m in machine[model]]
-            hrows = {
-                u: [getattr(b[u], field) if u in b else None for b in by_item] for u in humans
-            }
-            frow = [None if f is None else getattr(f, field) for f in finals]
+        for field in single_fields:
+            mrow = [_value(m, field, declared) for m in machine[model]]
+            hrows = {u: [_value(b.get(u), field, declared) for b in by_item] for u in humans}
+            frow = [_value(f, field, declared) for f in finals]
             for u in humans:
                 rows.append(
                     _pair_rows(model, field, "machine_vs_human", name,

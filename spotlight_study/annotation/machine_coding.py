@@ -18,11 +18,12 @@ from spotlight_study.stimuli.jobs.runner import job_dispatch, job_run_now
 from spotlight_study.stimuli.jobs.state import job_cancel, job_reopen
 from spotlight_study.stimuli.models import ACTIVE_STATUSES
 from spotlight_study.stimuli.selectors import job_is_stale
+from spotlight_study.studies import codebook as cb
 from spotlight_study.studies.models import Study
 
-from . import llm
+from . import codebook_labels, llm
 from .errors import MachineCodingError
-from .models import Item, MachineCodingJob
+from .models import COMPARED_FIELDS, Item, MachineCodingJob
 from .pilot_round import served_rounds_filter
 from .services.queue import items_sync
 from .tasks import MACHINE_CODING
@@ -40,27 +41,21 @@ def machine_coding_job_create(
     commit (see the module docstring). Pilot participants' answers are labelled only while the
     pilot annotation round is open (:mod:`.pilot_round`), as annotators get them.
 
-    ``fields`` are compared label fields (default: all of them). ``dispatch=False`` leaves the
-    job to the caller (``llm_annotate --sync`` runs it in its own process).
+    ``fields`` are compared label fields (default: all of them): under the default codebook
+    those of :data:`~.models.COMPARED_FIELDS`, under a study's declared codebook its compared
+    field keys and ``exclusion`` (:func:`coder_fields`). ``dispatch=False`` leaves the job to
+    the caller (``llm_annotate --sync`` runs it in its own process).
 
     Raises
     ------
     ValidationError
         For an empty or too long model name or an unknown field.
     MachineCodingError
-        If a job for this study and model is still queued or running (resume or cancel it), or
-        the study declares its own codebook (not supported by the machine coder yet).
+        If a job for this study and model is still queued or running (resume or cancel it).
     """
     model = (model or "").strip()
-    if study.annotation_codebook:
-        # Its prompt, replies and machine labels know the default codebook's fields only.
-        raise MachineCodingError(
-            "The machine coder codes the default codebook's fields (identified, "
-            "surface_difference, no_difference, tags, exclusion); this study declares its own "
-            "codebook, which it cannot code yet. Nothing was started."
-        )
     try:
-        chosen = llm.validate_fields(fields)
+        chosen = llm.validate_fields(fields, coder_fields(study))
     except ValueError as exc:
         raise ValidationError({"fields": str(exc)}) from None
     items_sync(study=study)
@@ -89,6 +84,15 @@ def machine_coding_job_create(
         if dispatch:
             job_dispatch(MACHINE_CODING, job_id=job.pk)
     return job
+
+
+def coder_fields(study: Study) -> tuple[str, ...]:
+    """The label fields the machine coder can code in ``study``, in codebook order: the default
+    codebook's :data:`~.models.COMPARED_FIELDS`, or the declared codebook's compared fields (all
+    but ``note``) and the platform field ``exclusion``."""
+    if not codebook_labels.is_declared(study):
+        return COMPARED_FIELDS
+    return (*(f["key"] for f in cb.compared_fields(study.annotation_codebook)), "exclusion")
 
 
 def machine_coding_job_cancel(*, job_id: int) -> MachineCodingJob:

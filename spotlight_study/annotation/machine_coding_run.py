@@ -21,7 +21,7 @@ from spotlight_study.stimuli.jobs.llm import llm_client, llm_run_wrap_up
 from spotlight_study.stimuli.jobs.state import job_claim, job_finish, job_report
 from spotlight_study.stimuli.models import JobStatus
 
-from . import llm
+from . import codebook_labels, llm, llm_codebook
 from .models import Item, MachineCodingJob, MachineLabel
 from .pilot_round import served_rounds_filter
 from .selectors import blind_item, item_queryset
@@ -86,10 +86,20 @@ def _label(
     ``stopped``: the job was cancelled or taken over (seen at the report after an item);
     ``error``: the API error that ended the loop, decided by the caller.
     """
+    declared = codebook_labels.is_declared(job.study)
     fields = tuple(job.fields) or llm.validate_fields(None)
     for item in todo:
+        asked, book_fields = fields, None
+        if declared:
+            # The fields the annotator page asks on this item (its kind, its setting's options).
+            book_fields = llm_codebook.asked_fields(
+                codebook_labels.item_fields(job.study, item.setting), fields
+            )
+            keys = {f["key"] for f in book_fields}
+            asked = tuple(k for k in fields if k in keys or k == "exclusion")
         try:
-            coded = llm.code_item(client, model=job.model, blind=blind_item(item), fields=fields)
+            coded = llm.code_item(client, model=job.model, blind=blind_item(item), fields=asked,
+                                  codebook_fields=book_fields)
         except Exception as exc:  # an API error: decided by the caller
             return False, exc
         _store(job, item, coded)
@@ -105,8 +115,12 @@ def _done(job: MachineCodingJob) -> int:
 
 def _store(job: MachineCodingJob, item: Item, coded: llm.CodedItem) -> None:
     """Store ``coded`` as the item's :class:`~.models.MachineLabel` (missing if it has no
-    values); a label another run stored first is kept."""
-    values = coded.values or {}
+    values); a label another run stored first is kept. Under a declared codebook its fields'
+    values go to ``values`` (as an annotation's do), the exclusion to its column."""
+    values = dict(coded.values or {})
+    if codebook_labels.is_declared(job.study):
+        exclusion = values.pop("exclusion", None)
+        values = {"values": values if coded.values is not None else None, "exclusion": exclusion}
     row = MachineLabel(
         job=job,
         item=item,

@@ -395,7 +395,8 @@ class MachineLabel(models.Model):
 
     One row per (item, model asked for): a rerun or a second job with the same model skips
     items that have one, so nothing is ever labelled twice. Label fields not requested, or
-    all of them when ``status`` is ``missing``, are ``None``. ``response_model``,
+    all of them when ``status`` is ``missing``, are ``None``; under a study's declared codebook
+    the values are in ``values`` and the default codebook's columns stay ``None``. ``response_model``,
     ``system_fingerprint`` and ``finish_reason`` are as the server returned them for the last
     attempt; the token counts add up every attempt (``attempts`` is 1 or 2).
     """
@@ -414,6 +415,10 @@ class MachineLabel(models.Model):
     no_difference = models.BooleanField(null=True)
     tags = models.JSONField(null=True, blank=True)
     exclusion = models.CharField(max_length=30, choices=Exclusion.choices, null=True, blank=True)
+    # Under a declared codebook: its compared fields' values by key, as an annotation's
+    # ``values`` (None when missing, and under the default codebook, whose values are the
+    # columns above).
+    values = models.JSONField(null=True, blank=True)
     response_model = models.CharField(max_length=200, blank=True)
     system_fingerprint = models.CharField(max_length=200, blank=True)
     finish_reason = models.CharField(max_length=40, blank=True)

@@ -136,17 +136,6 @@ def test_item_page_renders_the_fields_with_a_hotkey_per_option_and_saves(german_
     assert bad.status_code == 400 and Annotation.objects.get().revision == 1
 
 
-def test_the_machine_coder_refuses_a_declared_codebook_and_starts_nothing(german_study):
-    """llm_annotate on a study with its own codebook is refused with a message; no job."""
-    from spotlight_study.annotation.errors import MachineCodingError
-    from spotlight_study.annotation.machine_coding import machine_coding_job_create
-    from spotlight_study.annotation.models import MachineCodingJob
-
-    with pytest.raises(MachineCodingError, match="declares its own codebook"):
-        machine_coding_job_create(study=german_study, model="m", dispatch=False)
-    assert not MachineCodingJob.objects.exists()
-
-
 def test_overview_and_adjudication_pages_show_the_codebook_fields(german_study, staff_client):
     """The overview gives agreement per field; the adjudication page marks the field that differs
     and saves the adjudicator's values."""

@@ -33,6 +33,7 @@ from django.utils import timezone
 
 from spotlight_study.studies.models import Study
 
+from ..codebook_labels import is_declared
 from ..errors import MachineAcceptanceError
 from ..models import COMPARED_FIELDS, FinalLabel, MachineAcceptance, MachineLabel
 from ..selectors import machine_accepted_fields
@@ -174,7 +175,8 @@ def machine_labels_accept(
     Raises
     ------
     MachineAcceptanceError
-        If no field or an unknown field is named, the model has no usable machine labels in the
+        If the study declares its own codebook (not supported), no field or an unknown field
+        is named, the model has no usable machine labels in the
         study (``code`` ``machine_labels_not_found``, 404, when it has none at all), or another
         model is currently accepted in the study. Nothing is changed then.
 
@@ -187,6 +189,14 @@ def machine_labels_accept(
     """
     now = now or timezone.now()
     model = _model_name(model)
+    if is_declared(study):
+        # A machine final label would need the declared fields in FinalLabel.values; the
+        # acceptance writes the default codebook's columns only.
+        raise MachineAcceptanceError(
+            "This study declares its own codebook: its machine labels are compared with the "
+            "annotators but cannot be accepted as final labels. Nothing was changed.",
+            fields={"label": ["not available under a declared codebook"]},
+        )
     fields = _check_fields(fields)
     with transaction.atomic():
         pool_lock(study)

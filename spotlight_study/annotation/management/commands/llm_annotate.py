@@ -31,8 +31,9 @@ class Command(BaseCommand):
         parser.add_argument("slug")
         parser.add_argument("--model", help="The model name to ask the server for.")
         parser.add_argument(
-            "--label", nargs="+", action="extend", choices=COMPARED_FIELDS, metavar="FIELD",
-            help=f"Label fields to code (default: all of {', '.join(COMPARED_FIELDS)}).",
+            "--label", nargs="+", action="extend", metavar="FIELD",
+            help=f"Label fields to code (default: all of them: {', '.join(COMPARED_FIELDS)}, or "
+            "under a study's own codebook its field keys and exclusion).",
         )
         parser.add_argument("--sync", action="store_true", help="Run in this process and wait.")
         parser.add_argument("--resume", type=int, metavar="JOB", help="Continue job JOB.")
