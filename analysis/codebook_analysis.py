@@ -264,11 +264,14 @@ def codebook_deviations(planned: Mapping | None, codebook: Mapping) -> list[str]
 
 
 def codebook_results(responses: pd.DataFrame, codebook: Mapping, agreement: Sequence[Mapping],
-                     *, alpha: float = 0.05, plan: Mapping | None = None) -> dict:
+                     *, alpha: float = 0.05, plan: Mapping | None = None,
+                     survey: Mapping | None = None) -> dict:
     """Everything the codebook section reports: ``outcome`` (:func:`outcome_tests`),
     ``agreement`` (the :func:`field_agreement` of each compared field, as given) and
     ``multi_choice`` (:func:`multi_choice_summary` of each multi_choice field); with a
-    preregistered ``plan``, ``deviations`` (:func:`codebook_deviations` of its ``codebook``)."""
+    preregistered ``plan``, ``deviations`` (:func:`codebook_deviations` of its ``codebook``);
+    with ``survey`` (:func:`analysis.pipeline.survey_results` and ``survey_words``, given when
+    the outcome is no proportion and this is the study's only report), ``survey``."""
     out = {
         "outcome": outcome_tests(responses, codebook, alpha=alpha),
         "agreement": list(agreement),
@@ -277,6 +280,8 @@ def codebook_results(responses: pd.DataFrame, codebook: Mapping, agreement: Sequ
     }
     if plan is not None:
         out["deviations"] = codebook_deviations(plan.get("codebook"), codebook)
+    if survey is not None:
+        out["survey"] = dict(survey)
     return out
 
 
@@ -330,6 +335,10 @@ def report_blocks(results: Mapping) -> list:
         mrows = [[Data(opt)] + [f"{m['conditions'][c]['options'][opt]['count']} ({fmt_pct(m['conditions'][c]['options'][opt]['share'])})"
                                 for c in conditions] for opt in options]
         blocks.append(Table(["Option"] + [f"{c} (n={m['conditions'][c]['n']})" for c in conditions], mrows))
+    if "survey" in results:
+        from .codebook_survey import survey_blocks  # imports the reference report's modules
+
+        blocks += survey_blocks(results["survey"])
     return blocks
 
 

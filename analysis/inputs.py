@@ -326,7 +326,8 @@ def _check_every_group(df: pd.DataFrame, settings: list[str], excluded_ids: set[
                 )
 
 
-def _prepare_responses(raw: pd.DataFrame, source: str) -> tuple[pd.DataFrame, dict[str, int], int, set[str]]:
+def _prepare_responses(raw: pd.DataFrame, source: str, outcomes: bool = True
+                       ) -> tuple[pd.DataFrame, dict[str, int], int, set[str]]:
     df = _normalise(raw, RESPONSE_COLUMNS, source)
     if df.empty:
         raise AnalysisInputError(
@@ -361,7 +362,8 @@ def _prepare_responses(raw: pd.DataFrame, source: str) -> tuple[pd.DataFrame, di
     if inc.empty:
         raise AnalysisInputError(f"{source}: every participant is excluded; nothing to analyse")
 
-    for col in OUTCOME_COLUMNS:
+    outcome_columns = OUTCOME_COLUMNS if outcomes else ()
+    for col in outcome_columns:
         _fail_rows(inc, inc[col] == "",
                    f"{source}: '{col}' is empty for included participant(s); the answers must be "
                    f"annotated first (or the participant excluded)")
@@ -381,7 +383,7 @@ def _prepare_responses(raw: pd.DataFrame, source: str) -> tuple[pd.DataFrame, di
     inc["position"] = positions.astype(int)
 
     _check_every_group(df, settings, excluded_ids, source)
-    columns = ["participant", "setting", "condition", "position", *OUTCOME_COLUMNS, "time_on_task_ms"]
+    columns = ["participant", "setting", "condition", "position", *outcome_columns, "time_on_task_ms"]
     return inc[columns].reset_index(drop=True), exclusions, n_participants, excluded_ids
 
 
@@ -455,6 +457,7 @@ def prepare_data(
     *,
     responses_source: str = RESPONSES_FILE,
     survey_source: str = SURVEY_FILE,
+    outcomes: bool = True,
 ) -> StudyData:
     """Validate export DataFrames and drop excluded participants.
 
@@ -467,6 +470,11 @@ def prepare_data(
         Columns of ``survey.csv`` (see :data:`SURVEY_COLUMNS`).
     responses_source, survey_source : str
         Names used in error messages.
+    outcomes : bool, default True
+        Check the binary outcome columns (:data:`OUTCOME_COLUMNS`) and keep them. ``False``
+        leaves them out, for a study whose declared codebook outcome is no proportion (its
+        outcome is analysed by :mod:`analysis.codebook_analysis`; the survey by
+        :func:`analysis.pipeline.survey_results`).
 
     Returns
     -------
@@ -514,7 +522,8 @@ def prepare_data(
     >>> data.exclusions  # doctest: +SKIP
     {'failed instruction check': 1}
     """
-    inc, exclusions, n_participants, excluded_ids = _prepare_responses(responses, responses_source)
+    inc, exclusions, n_participants, excluded_ids = _prepare_responses(responses, responses_source,
+                                                                       outcomes)
     raw = _normalise(responses, ["participant", "condition"], responses_source)
     design_conditions = [c for c in LIKERT_CONDITIONS if c in set(raw["condition"])]
     survey_inc = _prepare_survey(survey, survey_source, set(raw["participant"]), excluded_ids,
@@ -528,7 +537,7 @@ def prepare_data(
     )
 
 
-def load_export(input_dir: str | Path) -> StudyData:
+def load_export(input_dir: str | Path, *, outcomes: bool = True) -> StudyData:
     """Read, fingerprint and validate an export directory.
 
     Parameters
@@ -536,6 +545,8 @@ def load_export(input_dir: str | Path) -> StudyData:
     input_dir : str or pathlib.Path
         Directory with ``responses.csv`` and ``survey.csv`` (UTF-8, a BOM is
         tolerated), as written by ``manage.py export_results``.
+    outcomes : bool, default True
+        As in :func:`prepare_data`.
 
     Returns
     -------
@@ -580,7 +591,7 @@ def load_export(input_dir: str | Path) -> StudyData:
     per_file = {name: hashlib.sha256(raw[name]).hexdigest() for name in INPUT_FILES}
     items = load_survey_items(root)  # the typed items' rows are checked by their own type
     survey, typed = split_typed_rows(_parse_csv(raw[SURVEY_FILE], SURVEY_FILE), items)
-    data = prepare_data(_parse_csv(raw[RESPONSES_FILE], RESPONSES_FILE), survey)
+    data = prepare_data(_parse_csv(raw[RESPONSES_FILE], RESPONSES_FILE), survey, outcomes=outcomes)
     return StudyData(
         responses=data.responses,
         survey=data.survey,

@@ -425,6 +425,40 @@ def compute_results(
     return results
 
 
+def survey_results(data: StudyData, *, likert_alternatives: Mapping[str, str] | None = None,
+                   alpha: float = 0.05) -> dict:
+    """The survey's tests alone, as :func:`compute_results` gives them, for a study whose
+    declared codebook outcome is no proportion (its outcome is tested by
+    :mod:`analysis.codebook_analysis`, and ``data`` may come from
+    ``load_export(..., outcomes=False)``).
+
+    Returns
+    -------
+    dict
+        ``likert``, ``likert_paired`` and their ``_with_distractors`` sections, ``holm`` (of
+        those sections, the same families), ``likert_distribution``, ``background``,
+        ``design`` (``survey_conditions``, ``survey_compared``), ``parameters``
+        (``likert_alternatives``) and, with typed items, the sections of
+        :func:`analysis.survey_measures.typed_results`; every test as in :func:`compute_results`.
+    """
+    alpha = check_alpha(alpha)
+    survey = _survey_results(data.survey, likert_alternatives)
+    empty = {t: {} for t in PATTERN_CONDITIONS}
+    sections = _sections(empty, survey["likert"], survey["likert_paired"])
+    holm = _holm_by_section(sections, alpha)
+    results = {name: sections[name] for name in sections if not name.startswith("identification")}
+    results.update(
+        holm={name: v for name, v in holm.items() if not name.startswith("identification")},
+        likert_distribution=survey["distribution"],
+        background=_background(data.survey),
+        design={"survey_conditions": survey["conditions"],
+                "survey_compared": [[t, BASELINE_CONDITION] for t in survey["treatments"]]},
+        parameters={"alpha": alpha, "likert_alternatives": survey["alternatives"]},
+    )
+    results.update(typed_results(data, alpha=alpha, alternatives=likert_alternatives))
+    return results
+
+
 # The steps of compute_results, in the order it runs them.
 def _identification_by_treatment(resp: pd.DataFrame, settings: list[str], treatments: list[str],
                                  alternative: str, alpha: float) -> dict[str, dict]:

@@ -13,7 +13,10 @@ from pathlib import Path
 
 import pandas as pd
 from analysis.codebook_analysis import codebook_results, write_codebook_report
+from analysis.inputs import load_export
 from analysis.measures import outcome_test_of
+from analysis.pipeline import survey_results
+from analysis.survey_measures import item_words
 
 from spotlight_study.annotation.codebook_agreement import codebook_agreement
 from spotlight_study.studies import codebook as cb
@@ -33,7 +36,9 @@ def codebook_analysis_write(*, study: Study, data_dir: Path, out: Path, include_
                             plan: dict | None = None) -> dict:
     """Analyse ``data_dir/responses.csv`` under the study's declared codebook and write the
     codebook report into ``out``; returns the plain results (``codebook_results.json``) with
-    ``input_sha256``, the SHA-256 of that ``responses.csv``. With a preregistered ``plan``
+    ``input_sha256``, the SHA-256 of that ``responses.csv``. When the outcome is no proportion
+    the survey is analysed too (``survey``: :func:`analysis.pipeline.survey_results`), since
+    no reference report is written then. With a preregistered ``plan``
     the codebook analysed is compared with the one it records (``deviations``).
 
     Raises ``analysis.AnalysisInputError`` if the responses cannot be analysed.
@@ -41,7 +46,13 @@ def codebook_analysis_write(*, study: Study, data_dir: Path, out: Path, include_
     path = data_dir / "responses.csv"
     responses = pd.read_csv(path, dtype=str, keep_default_na=False)
     agreement = codebook_agreement(study=study, is_pilot=None if include_pilot else False)
-    results = codebook_results(responses, study.annotation_codebook, agreement, plan=plan)
+    survey = None
+    if not outcome_is_proportion(study):
+        # No reference report (it needs a yes/no outcome): the survey is tested here instead.
+        data = load_export(data_dir, outcomes=False)
+        survey = {**survey_results(data), "survey_words": item_words(data.survey_items)}
+    results = codebook_results(responses, study.annotation_codebook, agreement, plan=plan,
+                               survey=survey)
     plain = write_codebook_report(results, out, title=study.title)
     plain["input_sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
     return plain

@@ -130,20 +130,25 @@ def _labels(final) -> dict:
 
 def responses_columns(study: Study) -> list[str]:
     """``responses.csv``'s columns: :data:`RESPONSES_COLUMNS`, then a declared codebook's
-    (one per field; a multi_choice field's joined column and a 0/1 column per option)."""
-    return [*RESPONSES_COLUMNS, *codebook_columns(export_fields(study))]
+    (one per field; a multi_choice field's joined column and a 0/1 column per option). A
+    codebook column named like one of :data:`RESPONSES_COLUMNS` (the ``tags`` field that takes
+    the settings' tags) is that column, not a second one of the same name."""
+    return [*RESPONSES_COLUMNS, *(c for c in codebook_columns(export_fields(study))
+                                  if c not in RESPONSES_COLUMNS)]
 
 
 def _codebook_labels(study: Study, fields: list[dict], final) -> dict:
     """Under a declared codebook: its columns, ``identified`` as the outcome's success (1/0, or
     empty when the outcome is not binary), ``other_difference`` whether the field taking tags
-    has any; the default codebook's other columns stay empty."""
+    has any; the default codebook's other columns stay empty unless the codebook has a field
+    of that name (``tags``), whose cell they then hold."""
     cells = codebook_cells(fields, final)
     tags_key = tags_field_key(study.annotation_codebook)
+    defaults = {k: "" for k in ("no_difference", "surface_difference", "tags") if k not in cells}
     cells.update(
         identified=outcome_success(study, final),
         other_difference="" if final is None or not tags_key else int(bool(cells[tags_key])),
-        no_difference="", surface_difference="", tags="",
+        **defaults,
     )
     return cells
 

@@ -43,13 +43,16 @@ def test_final_labels_have_a_column_per_field_and_per_option(german_study):  # n
 
 
 def test_responses_csv_carries_the_codebook_columns(german_study, tmp_path):  # noqa: F811
-    """responses.csv: the default columns, then the codebook's; identified is empty for an
-    ordinal outcome without a success mapping."""
+    """responses.csv: the default columns, then the codebook's, each name once (the codebook's
+    tags field fills the tags column); identified is empty for an ordinal outcome without a
+    success mapping."""
     _two_annotators_agree(german_study)
     results_export(study=german_study, out_dir=tmp_path)
     columns, rows = _csv((tmp_path / "responses.csv").read_text(encoding="utf-8"))
     assert columns[: len(RESPONSES_COLUMNS)] == RESPONSES_COLUMNS
-    assert columns[len(RESPONSES_COLUMNS):][:2] == ["erkannt", "tags"]
+    assert len(columns) == len(set(columns)), "a column name twice"
+    assert columns[len(RESPONSES_COLUMNS):][:2] == ["erkannt", "tags:Erwähnt Geschlecht"]
     assert len(rows) == 2
     assert {r["erkannt"] for r in rows} <= {"ja", "teilweise"} and all(r["identified"] == "" for r in rows)
     assert all(r["tags:Straße"] == "1" and r["other_difference"] == "1" for r in rows)
+    assert all("Straße" in r["tags"].split(";") for r in rows)
