@@ -286,7 +286,14 @@ def codebook_results(responses: pd.DataFrame, codebook: Mapping, agreement: Sequ
 
 
 def _stat_text(stat) -> str:
-    return stat.display(3) if hasattr(stat, "display") else "-"
+    """A statistic as text: an :class:`~analysis.stats.agreement.Statistic`, or its plain form
+    ``{"value", "undefined_reason"}`` (``codebook_results.json``)."""
+    if hasattr(stat, "display"):
+        return stat.display(3)
+    if isinstance(stat, Mapping):
+        return f"{stat['value']:.3f}" if stat.get("value") is not None else (
+            f"undefined ({stat.get('undefined_reason')})" if stat.get("undefined_reason") else "-")
+    return "-"
 
 
 _TEST_NAMES = {"two_proportion_ztest": "one-tailed two-proportion z-test",

@@ -9,7 +9,7 @@ from django.conf import settings
 
 from spotlight_study.results.exports import results_export
 
-from .codebook_run import codebook_analysis_write, outcome_is_proportion
+from .codebook_run import codebook_analysis_write
 from spotlight_study.studies.models import Study
 
 
@@ -82,7 +82,10 @@ def analysis_run(
     if study.annotation_codebook:  # a declared codebook: its own report (researcher/codebook_run.py)
         codebook = codebook_analysis_write(study=study, data_dir=data_dir, out=out,
                                            include_pilot=include_pilot, plan=plan)
-    if codebook is not None and not outcome_is_proportion(study):
+    if codebook is not None:
+        # A declared codebook's report is the study's report: its outcome tested by its type
+        # (a proportion by the reference z-test), agreement per field, the survey. The
+        # reference pipeline needs the default codebook's three yes/no outcome columns.
         shutil.copyfile(out / "codebook_report.html", out / "report.html")
         (out / "results.json").write_text(json.dumps({"codebook": codebook}, indent=2,
                                                      ensure_ascii=False, sort_keys=True) + "\n",
@@ -91,8 +94,6 @@ def analysis_run(
     else:
         machine_coder = machine_coder_summary(study=study, margin=margin, include_pilot=include_pilot)
         results = run_analysis(data_dir, out, plan=plan, machine_coder=machine_coder)
-        if codebook is not None:
-            results["codebook"] = codebook
     latest = latest_report_dir(study)
     latest.mkdir(parents=True, exist_ok=True)
     for name in ("report.html", "results.json"):

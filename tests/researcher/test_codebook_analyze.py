@@ -3,8 +3,10 @@ Mann-Whitney U, agreement per field and its tags per condition, in the researche
 from __future__ import annotations
 
 import csv
+import io
 import json
 
+import pytest
 import scipy.stats as sps
 from django.core.management import call_command
 from django.test import Client
@@ -74,3 +76,46 @@ def test_german_study_is_analysed_by_its_codebook(db, demo_data, tmp_path, capsy
     assert "Deviations from the preregistered codebook" in report
     for words in ("Unterschied erkannt", "Weitere Unterschiede", "Mann-Whitney U", "Erwähnt Geschlecht"):
         assert words in report
+
+
+def test_a_proportion_outcome_is_tested_by_the_z_test_in_the_codebook_report(db, demo_data, tmp_path):
+    """With a success mapping the outcome is a proportion: analyze gives the reference study's
+    one-tailed z-test on it (statsmodels), in the codebook report, which is the study's
+    report.html and results.json, with agreement per field, the tags per condition and the
+    survey. (The reference pipeline needs the default codebook's three yes/no columns, which
+    a declared codebook does not fill: it refused these data before.)"""
+    from statsmodels.stats.proportion import proportions_ztest
+
+    data = german_data(demo_data)
+    data["annotation"]["codebook"]["success"] = {"ja": "success", "teilweise": "failure", "nein": "failure"}
+    study = study_import(data=data)
+    for _ in range(8):
+        Walker(Client(), study.slug).complete()
+    for user in (make_user(f"b{i}", "annotators") for i in range(2)):
+        while (item := assignment_next(study=study, annotator=user)) is not None:
+            r = item.response
+            erkannt = "ja" if r.position == 0 else _erkannt(r)
+            tags = ["Länge"] if r.pk % 2 else ["Erwähnt Geschlecht", "Länge"]  # both agree
+            label_save(study=study, annotator=user, public_id=item.public_id, label=LabelInput(
+                identified=False, surface_difference=False, no_difference=False,
+                values={"erkannt": erkannt, "tags": tags}))
+    call_command("analyze", study.slug, "--out", str(tmp_path), stdout=io.StringIO())
+    results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))["codebook"]
+    outcome = results["outcome"]
+    assert outcome["test"] == "two_proportion_ztest" and outcome["comparisons"]
+    with open(tmp_path / "data" / "responses.csv", encoding="utf-8") as fh:
+        rows = [r for r in csv.DictReader(fh) if r["excluded"] == "0"]
+    for c in outcome["comparisons"]:
+        k, n = zip(*((sum(r["erkannt"] == "ja" for r in cell), len(cell)) for cell in (
+            [r for r in rows if r["setting"] == c["setting"] and r["condition"] == cond]
+            for cond in ("pattern", "no_pattern"))))
+        z, p = proportions_ztest(list(k), list(n), alternative="larger")
+        assert (c["k_treatment"], c["k_baseline"]) == k and c["p"] == pytest.approx(p)
+    assert all(r["identified"] == str(int(r["erkannt"] == "ja")) for r in rows)
+    fields = {a["key"]: a for a in results["agreement"]}
+    kappa = fields["erkannt"]["statistics"]["quadratic_kappa"]["value"]
+    assert kappa == 1.0 and "survey" in results and results["survey"]["likert"]
+    report = (tmp_path / "report.html").read_text(encoding="utf-8")
+    for words in ("one-tailed two-proportion z-test", "Agreement per field", "Unterschied erkannt",
+                  "Weitere Unterschiede", "Erwähnt Geschlecht", "Post-task survey"):
+        assert words in report, words
