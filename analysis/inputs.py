@@ -326,8 +326,7 @@ def _check_every_group(df: pd.DataFrame, settings: list[str], excluded_ids: set[
                 )
 
 
-def _prepare_responses(raw: pd.DataFrame, source: str, outcomes: bool = True
-                       ) -> tuple[pd.DataFrame, dict[str, int], int, set[str]]:
+def _prepare_responses(raw: pd.DataFrame, source: str, outcomes: bool = True) -> tuple[pd.DataFrame, dict, int, set]:
     df = _normalise(raw, RESPONSE_COLUMNS, source)
     if df.empty:
         raise AnalysisInputError(
@@ -471,10 +470,8 @@ def prepare_data(
     responses_source, survey_source : str
         Names used in error messages.
     outcomes : bool, default True
-        Check the binary outcome columns (:data:`OUTCOME_COLUMNS`) and keep them. ``False``
-        leaves them out, for a study whose declared codebook outcome is no proportion (its
-        outcome is analysed by :mod:`analysis.codebook_analysis`; the survey by
-        :func:`analysis.pipeline.survey_results`).
+        Check and keep :data:`OUTCOME_COLUMNS`; ``False`` leaves them out (a declared codebook,
+        whose survey :func:`analysis.pipeline.survey_results` tests).
 
     Returns
     -------
@@ -522,8 +519,7 @@ def prepare_data(
     >>> data.exclusions  # doctest: +SKIP
     {'failed instruction check': 1}
     """
-    inc, exclusions, n_participants, excluded_ids = _prepare_responses(responses, responses_source,
-                                                                       outcomes)
+    inc, exclusions, n_participants, excluded_ids = _prepare_responses(responses, responses_source, outcomes)
     raw = _normalise(responses, ["participant", "condition"], responses_source)
     design_conditions = [c for c in LIKERT_CONDITIONS if c in set(raw["condition"])]
     survey_inc = _prepare_survey(survey, survey_source, set(raw["participant"]), excluded_ids,
@@ -545,8 +541,7 @@ def load_export(input_dir: str | Path, *, outcomes: bool = True) -> StudyData:
     input_dir : str or pathlib.Path
         Directory with ``responses.csv`` and ``survey.csv`` (UTF-8, a BOM is
         tolerated), as written by ``manage.py export_results``.
-    outcomes : bool, default True
-        As in :func:`prepare_data`.
+    outcomes : bool, default True (as in :func:`prepare_data`)
 
     Returns
     -------
