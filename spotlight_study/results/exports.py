@@ -307,12 +307,13 @@ def _demographic_cells(d: dict | None) -> dict:
     return cells
 
 
-def participant_columns(people: Iterable[Mapping]) -> list[str]:
+def participant_columns(people: Iterable[Mapping], study: Study | None = None) -> list[str]:
     """The columns of ``participants.csv`` for these rows: :data:`PARTICIPANTS_COLUMNS`, the
     registered steps' own columns (``StepSpec.export_columns``, in flow order; none for the
-    built-in steps), then the ``screener_*`` columns any row has (sorted)."""
+    built-in steps; with ``study``, only the steps it has, e.g. its check pages), then the
+    ``screener_*`` columns any row has (sorted)."""
     extra = sorted({k for row in people for k in row if k.startswith(SCREENER_PREFIX)})
-    return [*PARTICIPANTS_COLUMNS, *export_columns(), *extra]
+    return [*PARTICIPANTS_COLUMNS, *export_columns(study), *extra]
 
 
 def csv_write(fh, columns: list[str], rows: Iterable[Mapping]) -> None:
@@ -341,7 +342,7 @@ def results_export(
     columns = {
         "responses": responses_columns(study),
         "survey": SURVEY_COLUMNS,
-        "participants": participant_columns(rows["participants"]),
+        "participants": participant_columns(rows["participants"], study),
     }
     paths = {}
     for name, cols in columns.items():
