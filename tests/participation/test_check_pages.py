@@ -240,3 +240,29 @@ def test_the_checks_are_in_the_export_preview_pilot_and_monitor(client, staff_cl
     pilots = Participant.objects.filter(study=checked_study, is_pilot=True)
     assert PageAnswer.objects.filter(participant__in=pilots, step="check_between_tasks").exists()
     assert PageAnswer.objects.filter(participant__in=pilots, step="quiz_after_instr", passed=False).exists()
+
+
+def test_a_failed_check_is_shown_in_the_monitor_and_the_review_evidence(client, staff_client, checked_study):
+    """The monitor names the failed check and its policy; the participant's evidence page lists each try with its answer and time."""
+    from spotlight_study.participation.selectors import participant_pseudonym
+    from spotlight_study.researcher.monitor import MonitorFilters, monitor_page
+
+    w = _to_check(client, checked_study)
+    _choose(w, ["Red"])
+    (row,) = monitor_page(study=checked_study, filters=MonitorFilters()).rows
+    assert row.checks == ("attention check (between_tasks) failed: flag",)
+    html = staff_client.get(f"/researcher/{checked_study.slug}/monitor/rows/").content.decode()
+    assert "attention check (between_tasks) failed: flag" in html
+    pseudonym = participant_pseudonym(study=checked_study, prolific_pid=w.pid)
+    page = staff_client.get(f"/researcher/{checked_study.slug}/participants/{pseudonym}/").content.decode()
+    assert 'id="check-evidence"' in page
+    assert "attention check (between_tasks)" in page and "comprehension quiz (after_instructions)" in page
+    assert "<td>Red</td>" in page and "<strong>failed</strong>" in page
+
+
+def test_the_monitor_counts_idle_minutes_in_words(staff_client, demo_study):
+    """The monitor's end-filtered link says "1 minute", not "1 minutes" (ngettext)."""
+    html = staff_client.get(f"/researcher/{demo_study.slug}/monitor/?idle=1").content.decode()
+    assert "idle for more than 1 minute…" in html
+    html = staff_client.get(f"/researcher/{demo_study.slug}/monitor/?idle=5").content.decode()
+    assert "idle for more than 5 minutes…" in html
