@@ -266,3 +266,23 @@ def test_the_monitor_counts_idle_minutes_in_words(staff_client, demo_study):
     assert "idle for more than 1 minute…" in html
     html = staff_client.get(f"/researcher/{demo_study.slug}/monitor/?idle=5").content.decode()
     assert "idle for more than 5 minutes…" in html
+
+
+@pytest.mark.parametrize("code,quiz_title,check_title", [
+    ("de", "Fragen zur Anleitung", "Eine Kontrollfrage"),
+    ("es", "Preguntas sobre las instrucciones", "Una pregunta de control"),
+    ("fr", "Questions sur les instructions", "Une question de contrôle"),
+])
+def test_the_check_pages_speak_the_study_language(db, client, demo_data, code, quiz_title, check_title):
+    """A study in de, es or fr shows the quiz and the attention check with the platform's words translated."""
+    study_import(data={**demo_data, "pages": [QUIZ, CHECK, DEBRIEF], "slug": f"checked-{code}", "language": code})
+    study = study_get_with_settings(slug=f"checked-{code}")
+    w = Walker(client, study.slug)
+    _to_quiz(w)
+    assert f"<h1>{quiz_title}</h1>" in w.page().content.decode()
+    _choose(w, ["Single texts", "No"])
+    html = w.page().content.decode()
+    assert "Single texts" in html and quiz_title in html and "What you will do" not in html
+    _choose(w, ["Differences between the groups", "No"])
+    w.answer("The first group fishes by day, the second at night.")
+    assert f"<h1>{check_title}</h1>" in w.page().content.decode()
