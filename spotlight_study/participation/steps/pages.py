@@ -40,12 +40,22 @@ def _seconds_left(page: dict, participant: Participant, now) -> int:
     return max(0, int(wait.total_seconds() + 0.999))
 
 
+def _wait_line(n: int) -> str:
+    """The info page's wait line for ``n`` seconds, with ``%(n)s`` (the template's own message)."""
+    return ngettext("You can continue in %(n)s second.", "You can continue in %(n)s seconds.", n)
+
+
 def _info_spec(key: str, at: str) -> StepSpec:
     """The step of the page placed ``at``, as step ``key``."""
 
     def context(turn: Turn, form) -> dict:
         page = page_at(turn.plan.pages, at, kind="info") or {}
-        return {"info": page, "seconds_left": _seconds_left(page, turn.participant, timezone.now())}
+        return {
+            "info": page, "seconds_left": _seconds_left(page, turn.participant, timezone.now()),
+            # The line's words for flow.js's countdown, with {n} for the seconds (the template's
+            # own message; the singular, and the plural as 2 takes it).
+            "wait_one": _wait_line(1) % {"n": "{n}"}, "wait_many": _wait_line(2) % {"n": "{n}"},
+        }
 
     def save(turn: Turn) -> Outcome | None:
         page = page_at(turn.plan.pages, at, kind="info") or {}
