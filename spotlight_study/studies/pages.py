@@ -27,14 +27,15 @@ ON_FAIL = ("flag", "end", "return", "second_attempt")
 #: The quiz has tries of its own (``max_tries``); a second attempt is what they are.
 QUIZ_ON_FAIL = ("flag", "end", "return")
 
-_PLACE = serializers.ChoiceField(
+PAGE_PLACE_FIELD = serializers.ChoiceField(
     choices=PAGE_POSITIONS,
     error_messages={"invalid_choice": "`{input}` is not a place: use one of "
                     + ", ".join(PAGE_POSITIONS) + "."},
 )
 
 
-def _on_fail(choices: tuple[str, ...]) -> serializers.ChoiceField:
+def on_fail_field(choices: tuple[str, ...]) -> serializers.ChoiceField:
+    """The ``on_fail`` field of a check page: one of ``choices``, default ``flag``."""
     return serializers.ChoiceField(
         choices=choices, default="flag",
         error_messages={"invalid_choice": "`{input}` is not a policy: use one of "
@@ -42,7 +43,7 @@ def _on_fail(choices: tuple[str, ...]) -> serializers.ChoiceField:
     )
 
 
-class _QuestionSerializer(serializers.Serializer):
+class QuestionSerializer(serializers.Serializer):
     """One multiple-choice question: ``question`` (study text), ``options`` (2 to 10 distinct
     texts) and ``correct``, the correct option written as in ``options``."""
 
@@ -70,51 +71,30 @@ class InfoPageSerializer(serializers.Serializer):
     shown as the study's other texts), ``min_seconds`` (0 to 3600 s; 0: continue at once)."""
 
     kind = serializers.ChoiceField(choices=["info"])
-    at = _PLACE
+    at = PAGE_PLACE_FIELD
     title = serializers.CharField(max_length=200)
     text = serializers.CharField(max_length=20000)
     min_seconds = serializers.IntegerField(min_value=0, max_value=3600, default=0)
 
 
-class AttentionCheckPageSerializer(serializers.Serializer):
-    """One ``pages:`` entry of kind ``attention_check``: one ``question`` with its ``options`` and
-    the ``correct`` one, and ``on_fail`` (``flag``, ``end``, ``return``, ``second_attempt``;
-    default ``flag``)."""
-
-    kind = serializers.ChoiceField(choices=["attention_check"])
-    at = _PLACE
-    question = serializers.CharField(max_length=2000)
-    options = serializers.ListField(
-        child=serializers.CharField(max_length=300), min_length=2, max_length=10
-    )
-    correct = serializers.CharField(max_length=300)
-    on_fail = _on_fail(ON_FAIL)
-
-    def validate(self, attrs: dict) -> dict:
-        """Refuses repeated options and a ``correct`` that is not one of them, by key."""
-        return _QuestionSerializer.validate(self, attrs)
+#: The page kinds the flow runs, each with the serializer of its keys: ``info`` here, the others
+#: registered by their step modules (``participation/steps/<kind>.py``, imported when the
+#: participation app is ready): studies cannot import participation, so a kind declares its
+#: keys beside its page.
+PAGE_SERIALIZERS: dict[str, type[serializers.Serializer]] = {"info": InfoPageSerializer}
 
 
-class ComprehensionQuizPageSerializer(serializers.Serializer):
-    """One ``pages:`` entry of kind ``comprehension_quiz``: ``questions`` about the instructions
-    (1 to 10, each ``question``, ``options``, ``correct``), ``max_tries`` (1 to 5, default 2: a
-    failed try shows the instructions again before the next) and ``on_fail`` after the last failed
-    try (``flag``, ``end``, ``return``; default ``flag``)."""
-
-    kind = serializers.ChoiceField(choices=["comprehension_quiz"])
-    at = _PLACE
-    questions = _QuestionSerializer(many=True, min_length=1, max_length=10)
-    max_tries = serializers.IntegerField(min_value=1, max_value=5, default=2)
-    on_fail = _on_fail(QUIZ_ON_FAIL)
+def page_kind_register(kind: str, serializer: type[serializers.Serializer]) -> None:
+    """Let the study file's ``pages:`` hold pages of ``kind``, their keys checked by
+    ``serializer`` (a DRF serializer with ``kind`` and ``at`` fields, e.g. built from
+    :data:`PAGE_PLACE_FIELD` and :class:`QuestionSerializer`). Registering a kind again replaces
+    its serializer."""
+    PAGE_SERIALIZERS[kind] = serializer
 
 
-#: The page kinds the flow runs, each with the serializer of its keys.
-PAGE_SERIALIZERS: dict[str, type[serializers.Serializer]] = {
-    "info": InfoPageSerializer,
-    "attention_check": AttentionCheckPageSerializer,
-    "comprehension_quiz": ComprehensionQuizPageSerializer,
-}
-PAGE_KINDS = tuple(PAGE_SERIALIZERS)
+def page_kinds() -> tuple[str, ...]:
+    """The page kinds a study file may use, in registration order."""
+    return tuple(PAGE_SERIALIZERS)
 
 
 class PageField(serializers.Field):
@@ -139,7 +119,7 @@ class PageField(serializers.Field):
         serializer = self.variant_for(data)
         if serializer is None:
             raise serializers.ValidationError({"kind": [
-                f"Unknown page kind `{str(data.get('kind'))[:40]}`; the kinds are: {', '.join(PAGE_KINDS)}."
+                f"Unknown page kind `{str(data.get('kind'))[:40]}`; the kinds are: {', '.join(page_kinds())}."
             ]})
         serializer = type(serializer)(data=data)
         if not serializer.is_valid():

@@ -6,9 +6,37 @@ attention check there."""
 from __future__ import annotations
 
 from django.utils.translation import gettext
+from rest_framework import serializers
+
+from spotlight_study.studies.pages import (
+    ON_FAIL, PAGE_PLACE_FIELD, QuestionSerializer, on_fail_field, page_kind_register,
+)
 
 from . import keys
 from .checks import CheckKind, check_spec
+
+
+class AttentionCheckPageSerializer(serializers.Serializer):
+    """One ``pages:`` entry of kind ``attention_check``: one ``question`` with its ``options`` and
+    the ``correct`` one, and ``on_fail`` (``flag``, ``end``, ``return``, ``second_attempt``;
+    default ``flag``)."""
+
+    kind = serializers.ChoiceField(choices=["attention_check"])
+    at = PAGE_PLACE_FIELD
+    question = serializers.CharField(max_length=2000)
+    options = serializers.ListField(
+        child=serializers.CharField(max_length=300), min_length=2, max_length=10
+    )
+    correct = serializers.CharField(max_length=300)
+    on_fail = on_fail_field(ON_FAIL)
+
+    def validate(self, attrs: dict) -> dict:
+        """Refuses repeated options and a ``correct`` that is not one of them, by key."""
+        return QuestionSerializer.validate(self, attrs)
+
+
+# The study file's schema (studies/pages.py) checks an attention check's keys with this.
+page_kind_register("attention_check", AttentionCheckPageSerializer)
 
 ATTENTION_CHECK = CheckKind(
     kind="attention_check",

@@ -8,9 +8,31 @@ failed try shows the instructions and their example again above the questions, u
 from __future__ import annotations
 
 from django.utils.translation import gettext
+from rest_framework import serializers
+
+from spotlight_study.studies.pages import (
+    PAGE_PLACE_FIELD, QUIZ_ON_FAIL, QuestionSerializer, on_fail_field, page_kind_register,
+)
 
 from . import keys
 from .checks import CheckKind, check_spec
+
+
+class ComprehensionQuizPageSerializer(serializers.Serializer):
+    """One ``pages:`` entry of kind ``comprehension_quiz``: ``questions`` about the instructions
+    (1 to 10, each ``question``, ``options``, ``correct``), ``max_tries`` (1 to 5, default 2: a
+    failed try shows the instructions again before the next) and ``on_fail`` after the last failed
+    try (``flag``, ``end``, ``return``; default ``flag``)."""
+
+    kind = serializers.ChoiceField(choices=["comprehension_quiz"])
+    at = PAGE_PLACE_FIELD
+    questions = QuestionSerializer(many=True, min_length=1, max_length=10)
+    max_tries = serializers.IntegerField(min_value=1, max_value=5, default=2)
+    on_fail = on_fail_field(QUIZ_ON_FAIL)
+
+
+# The study file's schema (studies/pages.py) checks a quiz's keys with this.
+page_kind_register("comprehension_quiz", ComprehensionQuizPageSerializer)
 
 COMPREHENSION_QUIZ = CheckKind(
     kind="comprehension_quiz",
