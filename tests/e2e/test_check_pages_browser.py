@@ -98,7 +98,10 @@ def test_check_pages_run_end_to_end_with_every_policy(page, live_server, live_ch
     # Back to the quiz: the server shows the current page (the example task) again.
     page.go_back()
     expect_task(page, "Instructions, step 2 of 2")
+    page.go_forward()
+    expect_task(page, "Instructions, step 2 of 2")
     assert Participant.objects.get(study=flag, prolific_pid=pid).step == "training"
+    assert PageAnswer.objects.filter(participant__prolific_pid=pid).count() == 2  # nothing new
 
     # --- the attention check, failed under flag: the study goes on ---------------------------
     page.locator("textarea").fill("The first group fishes by day, the second group fishes at night.")

@@ -232,9 +232,13 @@ def test_the_checks_are_in_the_export_preview_pilot_and_monitor(client, staff_cl
     assert (row["check_between_tasks_passed"], row["check_between_tasks_answer"]) == (False, "Red")
     assert (row["quiz_after_instr_tries"], row["quiz_after_instr_passed"]) == (1, True)
     slug = checked_study.slug
-    for name in ("quiz_after_instr", "check_between_tasks"):
-        page = staff_client.get(f"/researcher/{slug}/preview/0/{name}/")
-        assert page.status_code == 200, name
+    for cell in range(4):  # the demo study's four cells
+        for name, words in (("quiz_after_instr", "Must a difference occur"),
+                            ("check_between_tasks", "choose Blue")):
+            page = staff_client.get(f"/researcher/{slug}/preview/{cell}/{name}/")
+            assert page.status_code == 200 and words in page.content.decode(), (cell, name)
+    assert not PageAnswer.objects.filter(participant__study=checked_study, participant__is_pilot=False,
+                                         try_number__gt=1).exists()  # the preview records nothing
     report = pilot_run(study=checked_study, participants=10, seed=36)
     print("pilot seed 36", report)
     pilots = Participant.objects.filter(study=checked_study, is_pilot=True)
