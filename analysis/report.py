@@ -26,6 +26,7 @@ from .document import (
     to_html,
     to_markdown,
 )
+from .checks import check_blocks
 from .figures import AGREEMENT_LABELS, CONDITION_LABELS, FREQUENCY_LABELS, item_label
 from .pipeline import HOLM_FAMILIES, section_name
 from .report_sample import sample_blocks
@@ -217,6 +218,7 @@ def _blocks(results: Mapping, tables: Mapping[str, pd.DataFrame]) -> list:
     blocks += _other_difference_blocks(tables)
     blocks += _survey_blocks(results, tables)
     blocks += _background_blocks(results)
+    blocks += check_blocks(results)  # the study file's check pages (checks.py)
     blocks += typed_survey_blocks(results)  # items with a type (report_survey.py)
     if "machine_coder" in results:
         blocks += _machine_coder_blocks(results["machine_coder"])

@@ -6,6 +6,7 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
+from .checks import check_failures
 from .deviations import check_plan, compare_to_plan
 from .csv_guard import neutralize_frame
 from .plan_hash import canonical_json
@@ -114,7 +115,12 @@ def run_analysis(
     results = compute_results(data, alternative=alternative, likert_alternatives=likert_alternatives,
                               alpha=alpha)
     # The Participants section comes from participants.csv of the same export (optional).
-    results["sample"] = describe_sample(data, *read_participants(input_dir))
+    participants = read_participants(input_dir)
+    results["sample"] = describe_sample(data, *participants)
+    # The study file's check pages (analysis/checks.py), only when the export has any.
+    checks = check_failures(participants[0])
+    if checks:
+        results["checks"] = checks
     if plan is not None:
         # Typed survey items (analysis/survey_measures.py) add their own Holm families.
         families = {**HOLM_FAMILIES, **(TYPED_FAMILIES if "survey_items_summary" in results else {})}

@@ -27,7 +27,7 @@ class ParticipationConfig(AppConfig):
         from spotlight_study.studies.freeze import freeze_check_register
         from spotlight_study.studies.quality_flags import flag_keys_register
 
-        from . import flags
+        from . import flags, steps  # noqa: F401 - the page kinds register their study-file keys
         from .language import language_of_study_path
         from .selectors import study_frozen_reason
 

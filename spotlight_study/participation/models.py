@@ -231,6 +231,42 @@ class InstructionCheckAttempt(models.Model):
         return f"check attempt {self.attempt} of participant {self.participant_id}"
 
 
+class PageAnswer(models.Model):
+    """One try at a check page a study file inserts (``pages:``: ``attention_check``,
+    ``comprehension_quiz``; ``participation/steps/checks.py``).
+
+    ``step`` is the page's step key (one page per place), ``kind`` its kind, ``try_number`` 1 for
+    the first try. The row is created when the try's page is first served (``served_at``, server
+    time) and completed when it is answered: ``answer`` (the chosen option, or the quiz's list
+    of chosen options in question order), ``passed``, ``answered_at`` and ``time_ms``
+    (``answered_at - served_at`` on the server clock, ms). ``outcome`` says what the answer led
+    to: ``passed``, ``retry`` (another try follows), or the ``on_fail`` policy applied after the
+    last failed try (``flag``, ``end``, ``return``); empty while unanswered.
+    """
+
+    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="page_answers")
+    step = models.CharField(max_length=20)
+    kind = models.CharField(max_length=30)
+    try_number = models.PositiveSmallIntegerField(default=1)
+    served_at = models.DateTimeField()
+    answer = models.JSONField(null=True, blank=True, default=None)
+    passed = models.BooleanField(null=True, blank=True)
+    answered_at = models.DateTimeField(null=True, blank=True)
+    time_ms = models.PositiveBigIntegerField(null=True, blank=True)
+    outcome = models.CharField(max_length=20, blank=True)
+
+    class Meta:
+        ordering = ["participant", "step", "try_number"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["participant", "step", "try_number"], name="one_page_answer_per_try"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} try {self.try_number} of participant {self.participant_id}"
+
+
 class ParticipantEnding(models.Model):
     """A researcher's decision to end a stalled participant (status ``ended_by_researcher``),
     kept like a review decision: who (``ended_by``, ``None`` from the command line, which

@@ -23,6 +23,10 @@ EXCLUSION_RULES = (
      "The participant failed the instruction check of the training setting: its final label does not "
      "have the target identified or excludes it as failed_instruction_check; before annotation, the "
      "automatic keyword check decides. Excludes all of the participant's answers."),
+    ("failed_check_page",
+     "The participant failed a check page of the study file (an attention check or a comprehension "
+     "quiz) at its last try, whatever its on_fail policy then did. Excludes all of the participant's "
+     "answers."),
     ("incomplete", "The participant did not complete the study (status other than completed)."),
     ("copy_pasted", "The final label of an answer (or of the training answer) excludes it as copy-pasted."),
     ("ai_generated", "The final label of an answer (or of the training answer) excludes it as AI-generated."),

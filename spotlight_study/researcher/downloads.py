@@ -345,7 +345,7 @@ def results_zip(*, study: Study, include_pilot: bool = False) -> bytes:
     files = {
         "responses.csv": (responses_columns(study), rows["responses"]),
         "survey.csv": (SURVEY_COLUMNS, rows["survey"]),
-        "participants.csv": (participant_columns(rows["participants"]), rows["participants"]),
+        "participants.csv": (participant_columns(rows["participants"], study), rows["participants"]),
         "participants_wide.csv": (wide_columns, wide),
     }
     readme = readme_text(

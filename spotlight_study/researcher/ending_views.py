@@ -15,6 +15,7 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.translation import ngettext
 
 from spotlight_study.accounts.roles import researcher_required
 from spotlight_study.participation.ending import (
@@ -44,7 +45,8 @@ def _chosen(request: HttpRequest, study) -> tuple[list, str, str]:
     pilot = {PILOT_EXCLUDE: False, PILOT_ONLY: True}.get(filters.pilot)
     people = participants_in_progress(study=study, idle_minutes=filters.idle_minutes, pilot=pilot)
     query = urlencode({"idle": filters.idle_minutes, "pilot": filters.pilot, "status": "in_progress"})
-    return people, f"every participant in progress idle for more than {filters.idle_minutes} minutes", query
+    minutes = ngettext("%(n)d minute", "%(n)d minutes", filters.idle_minutes) % {"n": filters.idle_minutes}
+    return people, f"every participant in progress idle for more than {minutes}", query
 
 
 @researcher_required

@@ -40,6 +40,7 @@ from spotlight_study.participation import flags as quality_flags
 from spotlight_study.participation.ending import idle_participant_ids
 from spotlight_study.participation.models import Participant, TaskResponse
 from spotlight_study.participation.selectors import participant_pseudonym
+from spotlight_study.participation.steps.checks import failed_checks
 from spotlight_study.participation.steps.lookup import step_label, step_started_at
 from spotlight_study.prolific.models import Submission
 from spotlight_study.studies.models import Study
@@ -100,6 +101,8 @@ class MonitorRow:
     status_label: str
     prolific_status: str
     idle_seconds: int | None = None
+    #: The check pages failed at their last try (``"attention check (between_tasks): flag"``).
+    checks: tuple[str, ...] = ()
 
     @property
     def idle_time(self) -> str:
@@ -253,6 +256,7 @@ def monitor_page(
         answers[pid][position] = (served, answered)
         last_seen[pid] = max(t for t in (last_seen[pid], last_served, answered) if t is not None)
     prolific = _prolific_statuses(study=study, ids=ids)
+    checks = failed_checks(ids)
     labels = {c.index: c.label for c in study_cells(study)}
     status_labels = dict(Participant.Status.choices)
 
@@ -281,6 +285,10 @@ def monitor_page(
                 status_label=status_labels.get(p["status"], p["status"]),
                 prolific_status=prolific.get(p["id"], ""),
                 idle_seconds=_seconds(now, last_seen[p["id"]]) if in_progress else None,
+                checks=tuple(
+                    f"{step_label(c['step'], 0, 0)} failed: {c['outcome']}"
+                    for c in checks.get(p["id"], ())
+                ),
             )
         )
     return MonitorPage(rows=rows, total=total, page=page, pages=pages, generated_at=now)

@@ -8,12 +8,13 @@ written, and a reviewer deciding on an exclusion should not see which condition 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from spotlight_study.identifiers import is_pseudonym
 from spotlight_study.participation import flags as quality_flags
-from spotlight_study.participation.models import Participant, TaskResponse
+from spotlight_study.participation.models import PageAnswer, Participant, TaskResponse
 from spotlight_study.participation.selectors import participant_pseudonym
+from spotlight_study.participation.steps.lookup import step_label
 from spotlight_study.studies.models import Setting, Study
 
 
@@ -39,23 +40,40 @@ class AnswerEvidenceRow:
 
 
 @dataclass(frozen=True)
+class CheckEvidenceRow:
+    """One answered try at a check page the study file inserts: the page as the monitor names
+    it (``"attention check (between_tasks)"``), the try (1 the first), the chosen option(s) as
+    text, whether it passed, the server's time on the page (ms) and what it led to (``passed``,
+    ``retry``, ``flag``, ``end``, ``return``)."""
+
+    page: str
+    try_number: int
+    answer: str
+    passed: bool | None
+    time_ms: int | None
+    outcome: str
+
+
+@dataclass(frozen=True)
 class ParticipantEvidence:
-    """The page: the participant's pseudonym, status, pilot mark and answers by position."""
+    """The page: the participant's pseudonym, status, pilot mark, answers by position and the
+    tries at the study's check pages (in step and try order)."""
 
     pseudonym: str
     status: str
     is_pilot: bool
     instruction_check_passed: bool | None
     answers: list[AnswerEvidenceRow]
+    checks: list[CheckEvidenceRow] = field(default_factory=list)
 
 
 def participant_evidence(*, study: Study, pseudonym: str) -> ParticipantEvidence | None:
     """The evidence of the participant of ``study`` whose export pseudonym is ``pseudonym``, or
     ``None`` (no such participant, or not a pseudonym at all).
 
-    Three queries: the study's participants (pseudonyms are keyed hashes, so the one asked for
+    Four queries: the study's participants (pseudonyms are keyed hashes, so the one asked for
     is found by hashing each PID), the participant's answers, and the texts of its population's
-    main answers (for ``identical_answer``).
+    main answers (for ``identical_answer``), and its tries at check pages.
     """
     if not is_pseudonym(pseudonym):
         return None
@@ -114,4 +132,15 @@ def participant_evidence(*, study: Study, pseudonym: str) -> ParticipantEvidence
         is_pilot=p.is_pilot,
         instruction_check_passed=p.instruction_check_passed,
         answers=rows,
+        checks=[
+            CheckEvidenceRow(
+                page=step_label(a.step, 0, 0),
+                try_number=a.try_number,
+                answer=a.answer if isinstance(a.answer, str) else " | ".join(a.answer or ()),
+                passed=a.passed,
+                time_ms=a.time_ms,
+                outcome=a.outcome,
+            )
+            for a in PageAnswer.objects.filter(participant=p, answered_at__isnull=False)
+        ],
     )

@@ -23,6 +23,7 @@ from spotlight_study.csvsafe import neutralize
 from spotlight_study.participation import flags as quality_flags
 from spotlight_study.participation.models import Participant
 from spotlight_study.participation.selectors import participant_pseudonym
+from spotlight_study.participation.steps.checks import failed_checks
 from spotlight_study.participation.steps.lookup import export_cells, export_columns
 from spotlight_study.prolific.payloads import DEMOGRAPHIC_FIELDS
 from spotlight_study.prolific.selectors import demographics_by_pseudonym
@@ -65,13 +66,16 @@ def _iso(value) -> str:
     return value.isoformat() if value else ""
 
 
-def _exclusion(p: Participant, training_final=None, final=None, training_passed=None) -> str:
+def _exclusion(
+    p: Participant, training_final=None, final=None, training_passed=None, failed_page: bool = False
+) -> str:
     """The reason to exclude a participant's answer, or ``""``.
 
     In order: ``failed_instruction_check`` (the final label of the training answer decides when
     it exists: the check fails if that label does not have the target identified or excludes it
     as ``failed_instruction_check``; otherwise the automatic keyword check decides);
-    ``incomplete``; the answer's own final-label exclusion; an exclusion of the training answer's
+    ``failed_check_page`` (``failed_page``: a check page of the study file failed at its last
+    try, ``participation.steps.checks.failed_checks``); ``incomplete``; the answer's own final-label exclusion; an exclusion of the training answer's
     final label (e.g. ``ai_generated``), which applies to all of the participant's answers.
 
     Under a declared codebook ``training_passed`` replaces ``identified``: ``True``/``False``
@@ -91,6 +95,8 @@ def _exclusion(p: Participant, training_final=None, final=None, training_passed=
         check_failed = p.instruction_check_passed is False
     if check_failed:
         return "failed_instruction_check"
+    if failed_page:
+        return "failed_check_page"
     if p.status != Participant.Status.COMPLETED:
         return "incomplete"
     if final is not None and final.exclusion not in ("none", None):
@@ -186,6 +192,8 @@ def export_rows(*, study: Study, include_pilot: bool = False) -> dict[str, list[
     responses, survey, people = [], [], []
     # The registered steps' own columns (none for the built-in steps): one query per such step.
     step_cells = export_cells([p.pk for p in data.participants]) if export_columns() else {}
+    # A failed check page excludes the participant's answers (the plan's failed_check_page).
+    failed_pages = set(failed_checks([p.pk for p in data.participants]))
     for p in data.participants:
         pseudonym = participant_pseudonym(study=study, prolific_pid=p.prolific_pid)
         answers = data.responses.get(p.pk, ())
@@ -201,7 +209,7 @@ def export_rows(*, study: Study, include_pilot: bool = False) -> dict[str, list[
                 passed = "" if success == "" else bool(success)
             row = _response_row(
                 r, p, pseudonym=pseudonym, study=study, repeated=repeated, final=final,
-                reason=_exclusion(p, training_final, final, passed),
+                reason=_exclusion(p, training_final, final, passed, failed_page=p.pk in failed_pages),
             )
             if fields:
                 row.update(_codebook_labels(study, fields, final))
@@ -312,12 +320,13 @@ def _demographic_cells(d: dict | None) -> dict:
     return cells
 
 
-def participant_columns(people: Iterable[Mapping]) -> list[str]:
+def participant_columns(people: Iterable[Mapping], study: Study | None = None) -> list[str]:
     """The columns of ``participants.csv`` for these rows: :data:`PARTICIPANTS_COLUMNS`, the
     registered steps' own columns (``StepSpec.export_columns``, in flow order; none for the
-    built-in steps), then the ``screener_*`` columns any row has (sorted)."""
+    built-in steps; with ``study``, only the steps it has, e.g. its check pages), then the
+    ``screener_*`` columns any row has (sorted)."""
     extra = sorted({k for row in people for k in row if k.startswith(SCREENER_PREFIX)})
-    return [*PARTICIPANTS_COLUMNS, *export_columns(), *extra]
+    return [*PARTICIPANTS_COLUMNS, *export_columns(study), *extra]
 
 
 def csv_write(fh, columns: list[str], rows: Iterable[Mapping]) -> None:
@@ -346,7 +355,7 @@ def results_export(
     columns = {
         "responses": responses_columns(study),
         "survey": SURVEY_COLUMNS,
-        "participants": participant_columns(rows["participants"]),
+        "participants": participant_columns(rows["participants"], study),
     }
     paths = {}
     for name, cols in columns.items():

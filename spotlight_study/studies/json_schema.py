@@ -137,6 +137,9 @@ class _Walker:
                       **_lengths(field, "minItems", "maxItems")}
         elif isinstance(field, serializers.Serializer):
             schema = self.serializer(field)
+        elif hasattr(field, "variants"):
+            # A value whose ``kind`` picks its serializer (a page, studies/pages.py).
+            schema = {"oneOf": [self.serializer(cls()) for cls in field.variants.values()]}
         elif isinstance(field, serializers.ListField):
             schema = {"type": "array", "items": self.field(field.child),
                       **_lengths(field, "minItems", "maxItems")}

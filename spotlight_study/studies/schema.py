@@ -397,6 +397,11 @@ def _unknown_key_errors(field: serializers.Field, value: Any, path: str = "") ->
         if isinstance(value, dict):
             for key, item in value.items():
                 out.update(_unknown_key_errors(field.child, item, _join(path, key)))
+    elif hasattr(field, "variant_for"):
+        # A field whose value picks its serializer (a page's ``kind``, studies/pages.py).
+        variant = field.variant_for(value)
+        if variant is not None:
+            out.update(_unknown_key_errors(variant, value, path))
     elif isinstance(field, serializers.Serializer) and isinstance(value, dict):
         known = field.fields
         for key, item in value.items():

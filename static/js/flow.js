@@ -8,6 +8,8 @@
 //    from each input event's inputType (typed, pasted, dropped, inserted otherwise), never the
 //    keys themselves; and keep the character counter. Nothing is sent while typing: the field
 //    is filled in on submit (and when the page is hidden), so a keystroke costs no request.
+// 5. An info page's minimum time (data-wait-seconds): count the "you can continue in N seconds"
+//    line down each second and hide it at zero; the server still refuses an early Continue.
 // 4. The survey's error summary links to the first refused question's first option: show the
 //    question's text with it, not only the option (the browser would scroll the option to the top).
 // Its words come from the page, in the study's language (data-place-note on <main>,
@@ -76,6 +78,18 @@
     });
   }
 
+  var wait = document.querySelector("[data-wait-seconds]");
+  if (wait) {
+    var left = parseInt(wait.getAttribute("data-wait-seconds") || "0", 10);
+    var tick = function () {
+      left -= 1;
+      if (left <= 0) { wait.hidden = true; return; }
+      wait.textContent = fill(wait.getAttribute(left === 1 ? "data-wait-one" : "data-wait-many") || "",
+                              { n: number(left) });
+      window.setTimeout(tick, 1000);
+    };
+    if (left > 0) { window.setTimeout(tick, 1000); }
+  }
   var form = document.querySelector("form[data-telemetry]");
   if (!form) { return; }
   var field = form.querySelector("input[name=client_events]");

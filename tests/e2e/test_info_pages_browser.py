@@ -70,3 +70,38 @@ def test_info_pages_show_at_their_places_survive_back_and_reload_and_pass_axe(pa
     participant = Participant.objects.get(study=study, prolific_pid=pid)
     assert (participant.status, participant.step) == ("completed", "done")
     axe.assert_none_blocking()
+
+
+BREAK = {"kind": "info", "at": "between_tasks", "title": "A break", "text": "Rest a moment.", "min_seconds": 30}
+
+
+@pytest.fixture
+def live_break_study(live_server):
+    """The demo study with a 30 s break between the example task and the main tasks."""
+    from spotlight_study.studies.schema import parse_study_file
+    from spotlight_study.studies.services import study_import
+
+    data = parse_study_file(DEMO_STUDY_FILE)
+    data.update(slug="break-demo", pages=[BREAK])
+    return study_import(data=data)
+
+
+def test_the_break_counts_down_on_the_page_without_a_reload(page, live_server, live_break_study):
+    """The "continue in N seconds" line counts down each second of the page's clock and is gone at zero."""
+    page.clock.install()  # the page's timers are Playwright's
+    enter(page, live_server.url, live_break_study.slug)
+    page.get_by_role("button", name="I agree and want to take part").click()
+    page.get_by_role("button", name="Continue").click()
+    expect_task(page, "Instructions, step 2 of 2")
+    page.locator("textarea").fill("The first group fishes by day, the second group fishes at night.")
+    submit(page)
+    wait = page.locator("#info-wait")
+    expect(wait).to_have_text("You can continue in 30 seconds.")
+    page.clock.pause_at(page.evaluate("Date.now()") / 1_000 + 1)  # one second on: one tick
+    expect(wait).to_have_text("You can continue in 29 seconds.")
+    page.clock.run_for(1_000)
+    expect(wait).to_have_text("You can continue in 28 seconds.")
+    page.clock.run_for(27_000)
+    expect(wait).to_have_text("You can continue in 1 second.")
+    page.clock.run_for(1_000)
+    expect(wait).to_be_hidden()

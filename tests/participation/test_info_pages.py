@@ -41,15 +41,15 @@ def _errors(data: dict) -> dict:
 
 
 def test_pages_are_validated_with_a_clear_message_per_entry(demo_data):
-    """A bad place, an unknown or not yet available kind, an unknown key and two pages at one place are each named."""
+    """A bad place, an unknown kind, an unknown key and two pages at one place are each named."""
     errors = _errors({**demo_data, "pages": [
         {"kind": "info", "at": "middle", "title": "t", "text": "x"},
-        {"kind": "attention_check", "at": "end", "title": "t", "text": "x"},
+        {"kind": "attention_quiz", "at": "end", "title": "t", "text": "x"},
         {"kind": "info", "at": "end", "title": "t", "text": "x", "min_secs": 3},
     ]})
     text = repr(errors)
     assert "`middle` is not a place" in text
-    assert "`attention_check` is not available yet" in text
+    assert "Unknown page kind `attention_quiz`" in text
     assert "min_secs" in text and "min_seconds" in text  # the unknown key, with a suggestion
     errors = _errors({**demo_data, "pages": [PAGES[3], {**PAGES[3], "title": "Again"}]})
     assert "more than one is at: end" in repr(errors)

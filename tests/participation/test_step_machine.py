@@ -205,8 +205,10 @@ def test_the_flow_without_the_test_step_is_the_declared_order(db):
     detour, task, survey, done, with a place for a study file's page before the training, the
     main tasks, the survey and the end (issue 36 §2)."""
     assert steps.flow_order == [
-        "consent", "instructions", "page_after_instr", "training", "reread", "page_between_tasks",
-        "task", "page_before_survey", "survey", "page_end", "done",
+        "consent", "instructions", "page_after_instr", "check_after_instr", "quiz_after_instr",
+        "training", "reread", "page_between_tasks", "check_between_tasks", "quiz_between_tasks",
+        "task", "page_before_survey", "check_before_survey", "quiz_before_survey", "survey",
+        "page_end", "check_end", "quiz_end", "done",
     ]
     with pytest.raises(ValueError):
         steps.register(steps.StepSpec(key="x", template="", form=None, context=dict, save=None,

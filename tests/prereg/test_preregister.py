@@ -133,8 +133,8 @@ def test_unknown_study_and_missing_out_are_refused(demo_study):
 
 
 def test_the_planned_exclusion_rules_are_the_exports_reasons():
-    """The plan names every reason the export can give: the two automatic ones and the codebook's."""
-    expected = {"failed_instruction_check", "incomplete"} | (set(Exclusion.values) - {"none"})
+    """The plan names every reason the export can give: the three automatic ones and the codebook's."""
+    expected = {"failed_instruction_check", "failed_check_page", "incomplete"} | (set(Exclusion.values) - {"none"})
     assert [r for r, _ in EXCLUSION_RULES] and {r for r, _ in EXCLUSION_RULES} == expected
 
 

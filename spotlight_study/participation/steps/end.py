@@ -5,13 +5,23 @@ from __future__ import annotations
 from ..models import Participant
 from ..selectors import completion_code, completion_url
 from . import keys
+from .checks import check_ending
 from .spec import ENDED, PreviewPage, StepSpec, Turn
 
 
 def done_context(turn: Turn, form) -> dict:
-    """The participant's completion code and Prolific's URL for it (none: no code to give)."""
+    """The participant's completion code and Prolific's URL for it (none: no code to give), and
+    ``check_ending``, the check page's failed try that ended the study (``None``: not a check
+    page's end). Under a check page's ``return`` policy there is no code: the page asks the
+    participant to return the submission on Prolific."""
+    ending = check_ending(turn.participant)
     code = completion_code(turn.participant, turn.plan)
-    return {"code": code, "completion_url": completion_url(code) if code else None}
+    if ending is not None and ending.outcome == "return":
+        code = None
+    return {
+        "code": code, "completion_url": completion_url(code) if code else None,
+        "check_ending": ending,
+    }
 
 
 def done_preview(page: PreviewPage):

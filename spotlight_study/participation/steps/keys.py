@@ -22,3 +22,13 @@ PAGE_AFTER_INSTRUCTIONS = "page_after_instr"
 PAGE_BETWEEN_TASKS = "page_between_tasks"
 PAGE_BEFORE_SURVEY = "page_before_survey"
 PAGE_END = "page_end"
+#: The check pages a study file inserts, one step per kind and place (``attention_check.py``,
+#: ``comprehension_quiz.py``); at most one of a place's steps applies to a study.
+CHECK_AFTER_INSTRUCTIONS = "check_after_instr"
+CHECK_BETWEEN_TASKS = "check_between_tasks"
+CHECK_BEFORE_SURVEY = "check_before_survey"
+CHECK_END = "check_end"
+QUIZ_AFTER_INSTRUCTIONS = "quiz_after_instr"
+QUIZ_BETWEEN_TASKS = "quiz_between_tasks"
+QUIZ_BEFORE_SURVEY = "quiz_before_survey"
+QUIZ_END = "quiz_end"

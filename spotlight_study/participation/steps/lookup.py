@@ -69,10 +69,16 @@ def draft_kind(step: str) -> tuple[str | None, StepSpec | None]:
     return (None, None) if spec is None else (spec.draft_kind, spec)
 
 
-def export_columns() -> list[str]:
+def export_columns(study: Any = None) -> list[str]:
     """The registered steps' own ``participants.csv`` columns, in flow order (none for the
-    built-in steps, whose columns are the export's fixed ones)."""
-    return [column for key in flow_order for column in _SPECS[key].export_columns]
+    built-in steps, whose columns are the export's fixed ones); with ``study``, only those of
+    the steps it has (``StepSpec.in_preview``: a check page of another place or kind adds none)."""
+    return [
+        column
+        for key in flow_order
+        if study is None or _SPECS[key].in_preview is None or _SPECS[key].in_preview(study)
+        for column in _SPECS[key].export_columns
+    ]
 
 
 def export_cells(participant_ids: list[int]) -> dict[int, dict]:

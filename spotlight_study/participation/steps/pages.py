@@ -2,8 +2,9 @@
 
 One step per place (``after_instructions``, ``between_tasks``, ``before_survey``, ``end``), each
 passed by (:attr:`.spec.StepSpec.applies`) when the study has no page there; a place holds at
-most one page, so ``Participant.step`` alone names the page. The one kind so far is ``info``: the
-page's title and text and a continue button. With ``min_seconds``, a continue earlier than that
+most one page, so ``Participant.step`` alone names the page. This module is the kind ``info``: the
+page's title and text and a continue button (the check kinds: :mod:`.attention_check`,
+:mod:`.comprehension_quiz`). With ``min_seconds``, a continue earlier than that
 after the page was entered is refused by the server, without a write: the page was entered by
 the previous step's save, the participant's last write, so ``updated_at`` is its server time
 stamp. A pilot participant's saves carry simulated instants, so for pilots the hook's planned
@@ -30,7 +31,7 @@ def _page(participant: Participant, at: str) -> dict | None:
     # The locked and the served rows carry their study's version; another row compiles anew.
     version = getattr(participant, "definition_version", None)
     plan = study_plan(study_id=participant.study_id, version=version)
-    return page_at(plan.pages, at)
+    return page_at(plan.pages, at, kind="info")
 
 
 def _seconds_left(page: dict, participant: Participant, now) -> int:
@@ -39,15 +40,25 @@ def _seconds_left(page: dict, participant: Participant, now) -> int:
     return max(0, int(wait.total_seconds() + 0.999))
 
 
+def _wait_line(n: int) -> str:
+    """The info page's wait line for ``n`` seconds, with ``%(n)s`` (the template's own message)."""
+    return ngettext("You can continue in %(n)s second.", "You can continue in %(n)s seconds.", n)
+
+
 def _info_spec(key: str, at: str) -> StepSpec:
     """The step of the page placed ``at``, as step ``key``."""
 
     def context(turn: Turn, form) -> dict:
-        page = page_at(turn.plan.pages, at) or {}
-        return {"info": page, "seconds_left": _seconds_left(page, turn.participant, timezone.now())}
+        page = page_at(turn.plan.pages, at, kind="info") or {}
+        return {
+            "info": page, "seconds_left": _seconds_left(page, turn.participant, timezone.now()),
+            # The line's words for flow.js's countdown, with {n} for the seconds (the template's
+            # own message; the singular, and the plural as 2 takes it).
+            "wait_one": _wait_line(1) % {"n": "{n}"}, "wait_many": _wait_line(2) % {"n": "{n}"},
+        }
 
     def save(turn: Turn) -> Outcome | None:
-        page = page_at(turn.plan.pages, at) or {}
+        page = page_at(turn.plan.pages, at, kind="info") or {}
         left = 0 if turn.participant.is_pilot else _seconds_left(
             page, turn.participant, turn.now or timezone.now()
         )
@@ -67,14 +78,14 @@ def _info_spec(key: str, at: str) -> StepSpec:
         return None
 
     def preview(page: PreviewPage):
-        return StepForm(), {"info": page_at(page.study.pages, at) or {}, "seconds_left": 0}
+        return StepForm(), {"info": page_at(page.study.pages, at, kind="info") or {}, "seconds_left": 0}
 
     def pilot(pt: PilotTurn) -> dict:
         pt.turn.now = pt.advance(pt.seconds[key])
         return {}
 
     def pilot_seconds(profile, study, rng) -> float:
-        page = page_at(getattr(study, "pages", ()), at)
+        page = page_at(getattr(study, "pages", ()), at, kind="info")
         # No draw for a study without the page: the other steps' seconds stay as they were.
         return 0.0 if page is None else page.get("min_seconds", 0) + rng.uniform(5, 40)
 
@@ -95,7 +106,7 @@ def _info_spec(key: str, at: str) -> StepSpec:
         preview=preview,
         pilot=pilot,
         statements=(statements.LOCKED_READ, statements.PARTICIPANT_SAVE),
-        in_preview=lambda study: page_at(study.pages, at) is not None,
+        in_preview=lambda study: page_at(study.pages, at, kind="info") is not None,
         applies=lambda participant: _page(participant, at) is not None,
         label=lambda task_index, n_tasks: gettext("page (%(at)s)") % {"at": at},
         place=place,

@@ -23,6 +23,7 @@ from ..selectors import TaskPage
 from ..services import STALE_MESSAGE, Telemetry, instruction_check_passes
 from .. import writing
 from . import keys, statements
+from .checks import participant_check_end
 from .spec import Outcome, PilotTurn, PreviewPage, StepSpec, Turn, advance, current_task, enter
 
 
@@ -184,14 +185,7 @@ def answer_save(turn: Turn, *, answer: str, telemetry: Telemetry) -> Outcome | N
             p.instruction_check_passed = None
             enter(p, keys.REREAD, ["instruction_check_passed"])
         elif not p.instruction_check_passed and plan.failed_check_policy == Study.FailedCheckPolicy.END:
-            p.status = Participant.Status.FAILED_CHECK
-            p.step = keys.DONE
-            p.finished_at = now
-            p.draft = None
-            statements.participant_save(p, [
-                "step", "task_index", "draft", "updated_at", "instruction_check_passed",
-                "status", "finished_at",
-            ])
+            participant_check_end(p, now, ["task_index", "instruction_check_passed"])
         else:
             advance(p, ["task_index", "instruction_check_passed"])
     elif p.task_index + 1 < len(p.cell_plan):

@@ -1,5 +1,6 @@
 """``manage.py end_participants SLUG (--participant PSEUDONYM | --idle-minutes N) --reason TEXT
 [--dry-run]``: end stalled participants, as the monitor's "End" does."""
+from django.utils.translation import ngettext
 from django.core.management.base import BaseCommand, CommandError
 
 from spotlight_study.commands import study_for_command
@@ -34,8 +35,9 @@ class Command(BaseCommand):
                 raise CommandError("--idle-minutes must be a whole number from 0. Nothing was changed.")
             pseudonyms = [s.pseudonym for s in participants_in_progress(study=study, idle_minutes=idle_minutes)]
             if not pseudonyms:
+                minutes = ngettext("%(n)d minute", "%(n)d minutes", idle_minutes) % {"n": idle_minutes}
                 self.stdout.write(f"No real participant of {slug} in progress is idle for more than "
-                                  f"{idle_minutes} minutes: nothing to end.")
+                                  f"{minutes}: nothing to end.")
                 return
         else:
             pseudonyms = [participant]
