@@ -82,6 +82,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "axes",
     "csp",
+    "spotlight_study.audit",
     "spotlight_study.studies",
     "spotlight_study.participation",
     "spotlight_study.researcher",
