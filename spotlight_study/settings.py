@@ -414,6 +414,11 @@ PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete"
 PROLIFIC_API_TOKEN = env("PROLIFIC_API_TOKEN", default="")
 PROLIFIC_API_BASE_URL = env("PROLIFIC_API_BASE_URL", default="https://api.prolific.com/api/v1/")
 PROLIFIC_WEBHOOK_SECRET = env("PROLIFIC_WEBHOOK_SECRET", default="")
+# Keys that encrypt a study's own Prolific credentials at rest (prolific/credentials.py,
+# docs/security.md "Per-study Prolific credentials"): comma-separated Fernet keys, the first
+# encrypts, all decrypt (rotation). Empty: per-study credentials are refused with a message and
+# every study uses the two values above; scripts/serve.sh makes one in var/ for the embedded default.
+PROLIFIC_CREDENTIALS_KEYS = env.list("PROLIFIC_CREDENTIALS_KEYS", default=[])
 PROLIFIC_WEBHOOK_TOLERANCE_SECONDS = env.int("PROLIFIC_WEBHOOK_TOLERANCE_SECONDS", default=300)
 PROLIFIC_TIMEOUT_SECONDS = env.float("PROLIFIC_TIMEOUT_SECONDS", default=30.0)
 PROLIFIC_MAX_RETRIES = env.int("PROLIFIC_MAX_RETRIES", default=4)  # idempotent calls only
