@@ -19,7 +19,7 @@ import os
 from django.core.management.base import BaseCommand, CommandError
 
 from spotlight_study.commands import study_for_command
-from spotlight_study.prolific.credentials import credentials_status, new_key
+from spotlight_study.prolific.credentials import KINDS, credentials_status, new_key
 from spotlight_study.prolific.errors import ProlificError, ProlificServiceError
 from spotlight_study.prolific.services.credentials import (
     credentials_clear,
@@ -80,20 +80,21 @@ class Command(BaseCommand):
                     study=study, api_token=self._from_env(o["token_from_env"]),
                     webhook_secret=self._from_env(o["webhook_secret_from_env"]), via="command",
                 )
-                self.stdout.write(f"Saved, encrypted: {', '.join(k.replace('_', ' ') for k in saved)}.")
+                self.stdout.write(f"Saved, encrypted: {', '.join(KINDS[k][0] for k in saved)}.")
             elif clearing:
                 cleared = credentials_clear(
                     study=study, api_token=o["clear"] or o["clear_token"],
                     webhook_secret=o["clear"] or o["clear_webhook_secret"], via="command",
                 )
                 self.stdout.write(
-                    f"Cleared: {', '.join(k.replace('_', ' ') for k in cleared)}." if cleared
+                    f"Cleared: {', '.join(KINDS[k][0] for k in cleared)}." if cleared
                     else "Nothing to clear: the study has no credentials of its own."
                 )
         except (ProlificServiceError, ProlificError) as exc:
             raise CommandError(str(exc)) from None
         for status in credentials_status(study.pk).values():
-            self.stdout.write(f"{status['what'].capitalize()}: {status['label']}.")
+            what = str(status["what"])
+            self.stdout.write(f"{what[0].upper()}{what[1:]}: {status['label']}.")
 
     @staticmethod
     def _from_env(variable: str | None) -> str | None:
