@@ -332,3 +332,26 @@ def test_no_credential_reaches_the_logs(two, fake_prolific, caplog, key, setting
     assert "retrying" in caplog.text  # the warning was logged, so the check below means something
     for name in ("a", "b"):
         assert two[name]["token"] not in logged and two[name]["secret"] not in logged
+
+
+def test_subscribing_a_study_with_its_own_token_uses_its_url_and_saves_its_secret(
+    demo_study, fake_prolific, prolific_settings, key, capsys, client
+):
+    """`prolific_webhooks SLUG create --new-secret` for a study with its own token subscribes
+    the study's own URL in its workspace and saves the new secret with the study, unprinted."""
+    workspace, token = fake_prolific.add_workspace()
+    ps = ProlificStudy.objects.create(study=demo_study, prolific_id=fake_prolific.add_study(workspace=workspace),
+                                      description="d", reward_minor_units=200)
+    credentials_save(study=demo_study, api_token=token, via="test")
+    call_command("prolific_webhooks", demo_study.slug, "create", "--new-secret")
+    out = capsys.readouterr().out
+    secret = fake_prolific.hook_secrets[workspace]["value"]
+    assert secret not in out and "saved, encrypted, as the study's own webhook secret" in out
+    assert {s["target_url"] for s in fake_prolific.hook_subscriptions.values()} == {
+        f"https://study.example.org/prolific/webhook/{demo_study.slug}/"}
+    assert {c.authorization for c in fake_prolific.calls} == {f"Token {token}"}
+    assert credentials.study_webhook_secret(demo_study.pk) == secret
+    assert AuditEntry.objects.filter(action="credentials.set", detail__via="prolific_webhooks").count() == 1
+    event = {"event_type": "study.status.change", "resource_id": ps.prolific_id, "status": "PAUSED"}
+    response = post(client, event, event_id="w-1", secret=secret, url=f"/prolific/webhook/{demo_study.slug}/")
+    assert response.json()["outcome"] == "applied"
