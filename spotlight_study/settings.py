@@ -416,9 +416,15 @@ PROLIFIC_API_BASE_URL = env("PROLIFIC_API_BASE_URL", default="https://api.prolif
 PROLIFIC_WEBHOOK_SECRET = env("PROLIFIC_WEBHOOK_SECRET", default="")
 # Keys that encrypt a study's own Prolific credentials at rest (prolific/credentials.py,
 # docs/security.md "Per-study Prolific credentials"): comma-separated Fernet keys, the first
-# encrypts, all decrypt (rotation). Empty: per-study credentials are refused with a message and
-# every study uses the two values above; scripts/serve.sh makes one in var/ for the embedded default.
+# encrypts, all decrypt (rotation). Unset: read from PROLIFIC_CREDENTIALS_KEYS_FILE (default
+# var/credentials_key, which scripts/serve.sh writes for the embedded default), so manage.py
+# commands find the same key as the server. Neither: per-study credentials are refused with a
+# message and every study uses the two values above.
 PROLIFIC_CREDENTIALS_KEYS = env.list("PROLIFIC_CREDENTIALS_KEYS", default=[])
+if not PROLIFIC_CREDENTIALS_KEYS:
+    _keys_file = Path(env("PROLIFIC_CREDENTIALS_KEYS_FILE", default=str(VAR_DIR / "credentials_key")))
+    if _keys_file.is_file():
+        PROLIFIC_CREDENTIALS_KEYS = [k.strip() for k in _keys_file.read_text().split(",") if k.strip()]
 PROLIFIC_WEBHOOK_TOLERANCE_SECONDS = env.int("PROLIFIC_WEBHOOK_TOLERANCE_SECONDS", default=300)
 PROLIFIC_TIMEOUT_SECONDS = env.float("PROLIFIC_TIMEOUT_SECONDS", default=30.0)
 PROLIFIC_MAX_RETRIES = env.int("PROLIFIC_MAX_RETRIES", default=4)  # idempotent calls only

@@ -355,3 +355,25 @@ def test_subscribing_a_study_with_its_own_token_uses_its_url_and_saves_its_secre
     event = {"event_type": "study.status.change", "resource_id": ps.prolific_id, "status": "PAUSED"}
     response = post(client, event, event_id="w-1", secret=secret, url=f"/prolific/webhook/{demo_study.slug}/")
     assert response.json()["outcome"] == "applied"
+
+
+def test_the_key_file_serves_when_the_variable_is_unset(tmp_path):
+    """Settings read PROLIFIC_CREDENTIALS_KEYS_FILE (serve.sh's var/credentials_key) when
+    PROLIFIC_CREDENTIALS_KEYS is unset, so manage.py commands use the server's key; the
+    variable wins when set."""
+    import subprocess
+    import sys
+
+    key_file = tmp_path / "credentials_key"
+    first, second = Fernet.generate_key().decode(), Fernet.generate_key().decode()
+    key_file.write_text(f"{first},{second}\n")
+    code = "from django.conf import settings; print(len(settings.PROLIFIC_CREDENTIALS_KEYS), settings.PROLIFIC_CREDENTIALS_KEYS[0][:6])"
+    env = {k: v for k, v in os.environ.items() if k != "PROLIFIC_CREDENTIALS_KEYS"}
+    env.update(DJANGO_SETTINGS_MODULE="spotlight_study.settings", PROLIFIC_CREDENTIALS_KEYS_FILE=str(key_file))
+    out = subprocess.run([sys.executable, "-c", "import django; django.setup(); " + code],
+                         env=env, capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["2", first[:6]]
+    env["PROLIFIC_CREDENTIALS_KEYS"] = second
+    out = subprocess.run([sys.executable, "-c", "import django; django.setup(); " + code],
+                         env=env, capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["1", second[:6]]
