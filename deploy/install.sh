@@ -178,13 +178,16 @@ if [ -f "$ENV_FILE" ]; then
     grep -qx "$required" "$ENV_FILE" || echo "    warning: $ENV_FILE has no line '$required' (Caddy in front needs it)" >&2
   done
 elif [ "$dry_run" = 1 ]; then
-  echo "    write $ENV_FILE from .env.example with a new SECRET_KEY and PROLIFIC_WEBHOOK_SECRET (mode 600, owner $USER_NAME)"
+  echo "    write $ENV_FILE from .env.example with a new SECRET_KEY, PROLIFIC_WEBHOOK_SECRET and PROLIFIC_CREDENTIALS_KEYS (mode 600, owner $USER_NAME)"
 else
   secret_key=$(python3 -c 'import secrets; print(secrets.token_urlsafe(50))')
   webhook_secret=$(python3 -c 'import secrets; print(secrets.token_urlsafe(32))')
+  # A Fernet key (32 random bytes, URL-safe base64) for studies' own Prolific credentials.
+  credentials_key=$(python3 -c 'import base64, os; print(base64.urlsafe_b64encode(os.urandom(32)).decode())')
   # .env.example's production values, with this server's names and fresh secrets.
   sed -e "s|^SECRET_KEY=.*|SECRET_KEY=$secret_key|" \
       -e "s|^PROLIFIC_WEBHOOK_SECRET=.*|PROLIFIC_WEBHOOK_SECRET=$webhook_secret|" \
+      -e "s|^PROLIFIC_CREDENTIALS_KEYS=.*|PROLIFIC_CREDENTIALS_KEYS=$credentials_key|" \
       -e "s|^ALLOWED_HOSTS=.*|ALLOWED_HOSTS=$domain|" \
       -e "s|^CSRF_TRUSTED_ORIGINS=.*|CSRF_TRUSTED_ORIGINS=https://$domain|" \
       -e "s|^PROLIFIC_STUDY_BASE_URL=.*|PROLIFIC_STUDY_BASE_URL=https://$domain|" \
@@ -199,7 +202,7 @@ else
     echo "WHITENOISE_USE_FINDERS=false"
   } >> "$tmp/env"
   if [ -n "$R" ]; then install_file "$tmp/env" "$ENV_FILE" 600; else install_file "$tmp/env" "$ENV_FILE" 600 "$USER_NAME:$USER_NAME"; fi
-  echo "    generated SECRET_KEY and PROLIFIC_WEBHOOK_SECRET (shown nowhere; register the webhook secret on Prolific from this file)"
+  echo "    generated SECRET_KEY, PROLIFIC_WEBHOOK_SECRET and PROLIFIC_CREDENTIALS_KEYS (shown nowhere; register the webhook secret on Prolific from this file)"
 fi
 
 step "7/9 Migrate and collect the static files"

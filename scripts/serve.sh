@@ -17,6 +17,12 @@ if [ -z "${SECRET_KEY:-}" ]; then
   SECRET_KEY=$(cat var/secret_key)
   export SECRET_KEY
 fi
+# The embedded default's key for per-study Prolific credentials (docs/security.md), made once and
+# kept in var/ beside the database it protects, readable by this user only; settings.py reads it
+# when PROLIFIC_CREDENTIALS_KEYS is unset (so do manage.py commands). A deployment sets its own.
+if [ -z "${PROLIFIC_CREDENTIALS_KEYS:-}" ] && [ ! -f var/credentials_key ]; then
+  (umask 077 && python -c "from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())" > var/credentials_key)
+fi
 python manage.py migrate --noinput
 # As production's release step does (Procfile); without it WhiteNoise warns that STATIC_ROOT is
 # missing at every start (the files are served from static/ either way).

@@ -135,12 +135,23 @@ class SuspiciousRequestFilter(logging.Filter):
         return True
 
 
+#: Keys whose values are credentials wherever they appear in an error report (a form's POST
+#: data, a frame's local variables): the study page's Prolific credentials form and the code
+#: that encrypts them (prolific/credentials.py). Replaced whole, whatever the value.
+CREDENTIAL_KEYS = frozenset({
+    "api_token", "webhook_secret", "api_token_encrypted", "webhook_secret_encrypted", "token",
+    "secret", "authorization",
+})
+
+
 def _scrub_value(value: Any) -> Any:
-    """``value`` with every string inside it (dicts, lists, tuples) scrubbed."""
+    """``value`` with every string inside it (dicts, lists, tuples) scrubbed, and the value of
+    every :data:`CREDENTIAL_KEYS` key replaced."""
     if isinstance(value, str):
         return scrub_identifiers(value)
     if isinstance(value, dict):
-        return {key: _scrub_value(item) for key, item in value.items()}
+        return {key: SCRUBBED if isinstance(key, str) and key.lower() in CREDENTIAL_KEYS
+                else _scrub_value(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
         return type(value)(_scrub_value(item) for item in value)
     return value
@@ -149,8 +160,9 @@ def _scrub_value(value: Any) -> Any:
 def scrub_sentry_event(event: dict, hint: dict | None = None) -> dict:
     """Sentry's ``before_send`` (and ``before_send_transaction``): the event, scrubbed.
 
-    The request's query string is removed, the URL keeps only its path, and every other string
-    in the event (messages, exception values, breadcrumbs, frame variables) goes through
+    The request's query string is removed, the URL keeps only its path, the value of every
+    :data:`CREDENTIAL_KEYS` key (form fields, frame variables) is replaced, and every other
+    string in the event (messages, exception values, breadcrumbs, frame variables) goes through
     :func:`scrub_identifiers`. Returns the event (never ``None``: the error is still reported).
     """
     request = event.get("request")

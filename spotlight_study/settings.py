@@ -82,6 +82,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "axes",
     "csp",
+    "spotlight_study.audit",
     "spotlight_study.studies",
     "spotlight_study.participation",
     "spotlight_study.researcher",
@@ -413,6 +414,17 @@ PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete"
 PROLIFIC_API_TOKEN = env("PROLIFIC_API_TOKEN", default="")
 PROLIFIC_API_BASE_URL = env("PROLIFIC_API_BASE_URL", default="https://api.prolific.com/api/v1/")
 PROLIFIC_WEBHOOK_SECRET = env("PROLIFIC_WEBHOOK_SECRET", default="")
+# Keys that encrypt a study's own Prolific credentials at rest (prolific/credentials.py,
+# docs/security.md "Per-study Prolific credentials"): comma-separated Fernet keys, the first
+# encrypts, all decrypt (rotation). Unset: read from PROLIFIC_CREDENTIALS_KEYS_FILE (default
+# var/credentials_key, which scripts/serve.sh writes for the embedded default), so manage.py
+# commands find the same key as the server. Neither: per-study credentials are refused with a
+# message and every study uses the two values above.
+PROLIFIC_CREDENTIALS_KEYS = env.list("PROLIFIC_CREDENTIALS_KEYS", default=[])
+if not PROLIFIC_CREDENTIALS_KEYS:
+    _keys_file = Path(env("PROLIFIC_CREDENTIALS_KEYS_FILE", default=str(VAR_DIR / "credentials_key")))
+    if _keys_file.is_file():
+        PROLIFIC_CREDENTIALS_KEYS = [k.strip() for k in _keys_file.read_text().split(",") if k.strip()]
 PROLIFIC_WEBHOOK_TOLERANCE_SECONDS = env.int("PROLIFIC_WEBHOOK_TOLERANCE_SECONDS", default=300)
 PROLIFIC_TIMEOUT_SECONDS = env.float("PROLIFIC_TIMEOUT_SECONDS", default=30.0)
 PROLIFIC_MAX_RETRIES = env.int("PROLIFIC_MAX_RETRIES", default=4)  # idempotent calls only

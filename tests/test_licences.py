@@ -15,11 +15,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
-#: SPDX identifiers that fit an MIT project: permissive licences, and the weak copyleft ones that
+#: SPDX identifiers that fit an MIT project: permissive licences (MIT-0, MIT without the
+#: attribution clause: cffi, which cryptography needs), and the weak copyleft ones that
 #: bind only their own files or the library itself (MPL-2.0: certifi, tqdm; LGPL-3.0: psycopg,
 #: which the project uses unmodified, as a library), never the code that uses them.
 ALLOWED = frozenset({
-    "MIT", "MIT-CMU", "BSD-2-Clause", "BSD-3-Clause", "0BSD", "ISC", "Apache-2.0", "PSF-2.0",
+    "MIT", "MIT-0", "MIT-CMU", "BSD-2-Clause", "BSD-3-Clause", "0BSD", "ISC", "Apache-2.0", "PSF-2.0",
     "Python-2.0", "CNRI-Python", "Zlib", "CC0-1.0", "Unlicense", "HPND", "MPL-2.0",
     "LGPL-3.0-only", "LGPL-3.0-or-later",
 })

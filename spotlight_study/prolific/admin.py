@@ -27,9 +27,9 @@ class SubmissionAdmin(admin.ModelAdmin):
 
 @admin.register(WebhookEvent)
 class WebhookEventAdmin(admin.ModelAdmin):
-    """Received webhook events (one per X-Event-ID)."""
+    """Received webhook events (one per X-Event-ID and scope: the instance URL or a study's)."""
 
-    list_display = ("event_id", "event_type", "resource_id", "status", "sent_at", "outcome")
+    list_display = ("event_id", "scope_study", "event_type", "resource_id", "status", "sent_at", "outcome")
     list_filter = ("event_type", "outcome")
     readonly_fields = [f.name for f in WebhookEvent._meta.fields]
 

@@ -80,12 +80,17 @@ class ProlificClient:
         )
 
     @classmethod
-    def from_settings(cls) -> "ProlificClient":
-        """A client configured from Django settings (``PROLIFIC_*``, see ``docs/prolific.md``)."""
+    def from_settings(cls, *, token: str | None = None) -> "ProlificClient":
+        """A client configured from Django settings (``PROLIFIC_*``, see ``docs/prolific.md``).
+
+        ``token`` replaces ``PROLIFIC_API_TOKEN`` (a study's own token, from
+        :func:`~spotlight_study.prolific.credentials.study_api_token`); the base URL, timeouts and
+        retries are the instance's either way.
+        """
         from django.conf import settings
 
         return cls(
-            token=settings.PROLIFIC_API_TOKEN,
+            token=settings.PROLIFIC_API_TOKEN if token is None else token,
             base_url=settings.PROLIFIC_API_BASE_URL,
             timeout_seconds=settings.PROLIFIC_TIMEOUT_SECONDS,
             max_retries=settings.PROLIFIC_MAX_RETRIES,

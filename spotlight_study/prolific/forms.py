@@ -59,3 +59,31 @@ class HeldDecisionForm(forms.Form):
         required=True, label="I have looked at the evidence and confirm this decision.",
         error_messages={"required": "Tick the confirmation to send the decision."},
     )
+
+
+class CredentialsForm(forms.Form):
+    """The study page's form of the study's own Prolific credentials: a new value replaces the
+    stored one, a ticked box clears it, an empty field leaves it as it is. The fields never show
+    a stored value (``render_value=False``), and the browser is asked not to fill them."""
+
+    _secret = {"autocomplete": "off", "spellcheck": "false"}
+    api_token = forms.CharField(
+        required=False, strip=True, label="New API token",
+        widget=forms.PasswordInput(render_value=False, attrs=_secret),
+    )
+    clear_api_token = forms.BooleanField(required=False, label="Remove the study's token")
+    webhook_secret = forms.CharField(
+        required=False, strip=True, label="New webhook secret",
+        widget=forms.PasswordInput(render_value=False, attrs=_secret),
+    )
+    clear_webhook_secret = forms.BooleanField(required=False, label="Remove the study's webhook secret")
+
+    def clean(self) -> dict:
+        """Something to do, and never a new value and its removal together."""
+        data = super().clean()
+        for kind, what in (("api_token", "token"), ("webhook_secret", "webhook secret")):
+            if data.get(kind) and data.get(f"clear_{kind}"):
+                raise forms.ValidationError(f"Give a new {what} or remove it, not both. Nothing was changed.")
+        if not any(data.get(k) for k in ("api_token", "clear_api_token", "webhook_secret", "clear_webhook_secret")):
+            raise forms.ValidationError("Enter a new value or tick a box to remove one. Nothing was changed.")
+        return data

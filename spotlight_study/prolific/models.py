@@ -188,13 +188,22 @@ class Submission(models.Model):
 
 
 class WebhookEvent(models.Model):
-    """One webhook delivery, stored once per ``X-Event-ID`` (a redelivery is a duplicate).
+    """One webhook delivery, stored once per ``X-Event-ID`` and scope (a redelivery is a duplicate).
 
     ``sent_at`` is the event's timestamp (``X-Timestamp`` or the signed request timestamp);
     ``outcome`` what applying it did (``applied``, ``stale``, ``unmatched``, ``ignored``).
+    ``scope_study`` is the study whose own webhook URL (``/prolific/webhook/<slug>/``) received
+    it, verified with that study's secret, and the only study it may change; empty for the
+    instance's URL (``PROLIFIC_WEBHOOK_SECRET``), which changes only studies without a webhook
+    secret of their own. Event ids are unique per scope, so an event signed with one study's
+    secret cannot take the id of another study's event and have it dropped as a duplicate.
     """
 
-    event_id = models.CharField(max_length=100, unique=True)
+    event_id = models.CharField(max_length=100)
+    scope_study = models.ForeignKey(
+        Study, null=True, blank=True, on_delete=models.CASCADE, related_name="+",
+        help_text="The study whose webhook URL and secret received the event; empty: the instance's.",
+    )
     event_type = models.CharField(max_length=60)
     resource_id = models.CharField(max_length=64, blank=True)
     status = models.CharField(max_length=30, blank=True)
@@ -205,6 +214,16 @@ class WebhookEvent(models.Model):
 
     class Meta:
         ordering = ["-received_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["event_id"], condition=models.Q(scope_study__isnull=True),
+                name="prolific_webhook_event_once_instance",
+            ),
+            models.UniqueConstraint(
+                fields=["scope_study", "event_id"], condition=models.Q(scope_study__isnull=False),
+                name="prolific_webhook_event_once_per_study",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.event_type} {self.resource_id} ({self.outcome})"
@@ -431,3 +450,25 @@ class ReviewDecision(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} of {self.submission.submission_id} ({self.outcome})"
+
+
+class ProlificCredentials(models.Model):
+    """A study's own Prolific credentials, encrypted at rest (``prolific/credentials.py``).
+
+    ``api_token_encrypted`` and ``webhook_secret_encrypted`` are Fernet tokens (AES-128-CBC with
+    HMAC-SHA256) under ``PROLIFIC_CREDENTIALS_KEYS``, or empty when the study uses the
+    instance's ``PROLIFIC_API_TOKEN`` / ``PROLIFIC_WEBHOOK_SECRET``. The plain values are never
+    stored, shown, logged or exported; read them only through
+    :func:`~spotlight_study.prolific.credentials.study_credentials`.
+    """
+
+    study = models.OneToOneField(Study, on_delete=models.CASCADE, related_name="prolific_credentials")
+    api_token_encrypted = models.TextField(blank=True)
+    webhook_secret_encrypted = models.TextField(blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        # Never the values: only whether each is set.
+        token = "set" if self.api_token_encrypted else "not set"
+        secret = "set" if self.webhook_secret_encrypted else "not set"
+        return f"Prolific credentials of study {self.study_id} (token {token}, webhook secret {secret})"

@@ -15,6 +15,7 @@ from celery import shared_task
 from django.conf import settings
 
 from . import selectors
+from .credentials import studies_with_own_token
 from .errors import ProlificAPIError, ProlificTransportError
 from .services.submissions import submissions_sync
 
@@ -23,11 +24,16 @@ logger = logging.getLogger(__name__)
 
 @shared_task(name="prolific.submissions_sync_all")
 def prolific_sync_all() -> int:
-    """Queue a sync of every linked study; returns how many were queued (0 without a token)."""
+    """Queue a sync of every linked study that has an API token in force (its own, else
+    ``PROLIFIC_API_TOKEN``); returns how many were queued. Each study's sync then calls Prolific
+    with that study's token (:func:`~.services.study.client_or_default`)."""
+    syncable = selectors.syncable_prolific_studies()
     if not settings.PROLIFIC_API_TOKEN:
-        logger.info("Prolific sync skipped: PROLIFIC_API_TOKEN is not set.")
-        return 0
-    ids = list(selectors.syncable_prolific_studies().values_list("pk", flat=True))
+        syncable = syncable.filter(study_id__in=studies_with_own_token())
+    ids = list(syncable.values_list("pk", flat=True))
+    if not ids:
+        logger.info("Prolific sync skipped: no linked study has an API token (PROLIFIC_API_TOKEN "
+                    "or its own).")
     for pk in ids:
         prolific_sync_study.delay(pk)
     return len(ids)

@@ -11,8 +11,11 @@ BONUS = r"^(?P<slug>[-a-zA-Z0-9_]+)/bonuses/(?P<pk>[0-9]{1,18})/"
 
 urlpatterns = [
     path("webhook/", views.webhook, name="webhook"),
+    # A study's own webhook URL: verified with its secret, changes that study only.
+    path("webhook/<slug:slug>/", views.webhook, name="study_webhook"),
     path("<slug:slug>/", views.review, name="review"),
     path("<slug:slug>/sync/", views.sync, name="sync"),
+    path("<slug:slug>/credentials/", views.credentials, name="credentials"),
     path("<slug:slug>/demographics/", views.demographics, name="demographics"),
     path("<slug:slug>/message/", views.message, name="message"),
     # One review view; the URL names the service it runs.

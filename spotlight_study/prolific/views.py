@@ -21,8 +21,10 @@ from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_POST
 
 from spotlight_study.accounts.roles import researcher_required
@@ -30,9 +32,11 @@ from spotlight_study.studies.models import Study
 from spotlight_study.studies.selectors import study_get_or_404
 
 from . import selectors, webhooks
+from .credentials import KINDS, study_webhook_secret
 from .errors import ProlificError, ProlificServiceError, WebhookEventInvalid
-from .forms import BonusCSVForm, HeldDecisionForm
+from .forms import BonusCSVForm, CredentialsForm, HeldDecisionForm
 from .models import BonusPayment, ReviewDecision
+from .services.credentials import credentials_clear, credentials_save
 from .services.bonuses import bonus_payment_draft, bonus_payment_pay
 from .services.demographics import demographics_fetch
 from .services.messages import message_send
@@ -43,9 +47,26 @@ from .services.webhook import webhook_event_receive
 
 @csrf_exempt
 @require_POST
-def webhook(request: HttpRequest) -> HttpResponse:
-    """Receive a Prolific webhook: verify, reject stale, deduplicate, apply."""
-    secret = settings.PROLIFIC_WEBHOOK_SECRET
+def webhook(request: HttpRequest, slug: str | None = None) -> HttpResponse:
+    """Receive a Prolific webhook: verify, reject stale, deduplicate, apply.
+
+    ``/prolific/webhook/`` is verified with ``PROLIFIC_WEBHOOK_SECRET`` and changes only the
+    studies without a webhook secret of their own; ``/prolific/webhook/<slug>/`` is verified
+    with that study's secret in force (its own, else the instance's) and changes that study only
+    (:func:`~.services.webhook.webhook_scope`). An unknown slug is a 404.
+    """
+    scope_study_id = None
+    if slug is None:
+        secret = settings.PROLIFIC_WEBHOOK_SECRET
+    else:
+        scope_study_id = Study.objects.filter(slug=slug).values_list("pk", flat=True).first()
+        if scope_study_id is None:
+            return JsonResponse({"detail": "No such study."}, status=404)
+        try:
+            secret = study_webhook_secret(scope_study_id)
+        except ProlificError:
+            # Stored but not decryptable here: refuse until the key is back (Prolific retries).
+            return JsonResponse({"detail": "The study's webhook secret cannot be read."}, status=503)
     if not secret:
         return JsonResponse({"detail": "The webhook secret is not configured."}, status=503)
     too_large = JsonResponse(
@@ -88,10 +109,15 @@ def webhook(request: HttpRequest) -> HttpResponse:
             event_type=str(payload.get("event_type") or ""),
             payload=payload,
             sent_at=event_time,
+            scope_study_id=scope_study_id,
         )
     except WebhookEventInvalid as exc:
         return JsonResponse({"detail": str(exc)}, status=400)
     return JsonResponse({"event": event.event_id, "duplicate": not created, "outcome": event.outcome})
+
+
+#: "API token", "webhook secret" by kind, for the page's messages.
+CREDENTIAL_WORDS = {kind: what for kind, (what, _variable) in KINDS.items()}
 
 
 # --- review pages (researchers) -----------------------------------------------------------
@@ -153,6 +179,41 @@ def sync(request: HttpRequest, slug: str) -> HttpResponse:
         )
 
     return _run(request, slug, action)
+
+
+@sensitive_post_parameters("api_token", "webhook_secret")
+@researcher_required
+@require_POST
+def credentials(request: HttpRequest, slug: str) -> HttpResponse:
+    """Save, replace or clear the study's own Prolific credentials (the study page's form), then
+    back to the study page. A value is never echoed back, not even after an error."""
+    study = study_get_or_404(slug=slug, with_settings=False)
+    form = CredentialsForm(request.POST)
+    back = redirect(reverse("researcher:study_detail", args=[slug]) + "#prolific-credentials")
+    if not form.is_valid():
+        messages.error(request, " ".join(m for ms in form.errors.values() for m in ms))
+        return back
+    data = form.cleaned_data
+    done = []
+    try:
+        if data["api_token"] or data["webhook_secret"]:
+            saved = credentials_save(
+                study=study, api_token=data["api_token"] or None,
+                webhook_secret=data["webhook_secret"] or None, actor=request.user, via="page",
+            )
+            done.append("saved " + " and ".join(CREDENTIAL_WORDS[k] for k in saved))
+        if data["clear_api_token"] or data["clear_webhook_secret"]:
+            cleared = credentials_clear(
+                study=study, api_token=data["clear_api_token"],
+                webhook_secret=data["clear_webhook_secret"], actor=request.user, via="page",
+            )
+            done.append("removed " + " and ".join(CREDENTIAL_WORDS[k] for k in cleared) if cleared
+                        else "nothing to remove")
+    except (ProlificServiceError, ProlificError) as exc:
+        messages.error(request, str(exc))
+        return back
+    messages.success(request, f"Prolific credentials: {'; '.join(done)}.")
+    return back
 
 
 @researcher_required

@@ -19,6 +19,8 @@ from django.urls import reverse
 
 from spotlight_study.accounts.roles import ANNOTATORS
 from spotlight_study.participation.models import Participant
+from spotlight_study.prolific.credentials import SOURCE_ENVIRONMENT, SOURCE_STUDY, study_credentials
+from spotlight_study.prolific.errors import ProlificError
 from spotlight_study.prolific.models import ProlificStudy
 from spotlight_study.stimuli.mining import premise_problem_here
 from spotlight_study.studies.content import pattern_problems
@@ -204,7 +206,15 @@ def _prolific_items(report: LaunchReport, study: Study) -> None:
         report.add("Prolific link", GO, f"Linked to Prolific study {ps.prolific_id}.")
     if ps is not None:
         _failed_check_review_item(report, study, ps)
-    if settings.PROLIFIC_WEBHOOK_SECRET:
+    try:
+        secret_source = study_credentials(study.pk).secret_source
+    except ProlificError as exc:
+        report.add("Webhook secret", NO_GO, str(exc))
+        return
+    if secret_source == SOURCE_STUDY:
+        report.add("Webhook secret", GO, "The study has its own webhook secret (its webhook URL: "
+                   f"{reverse('prolific:study_webhook', args=[study.slug])}).")
+    elif secret_source == SOURCE_ENVIRONMENT:
         report.add("Webhook secret", GO, "PROLIFIC_WEBHOOK_SECRET is set.")
     else:
         report.add(

@@ -20,6 +20,7 @@ from django.conf import settings
 
 from spotlight_study.participation.models import Participant
 from spotlight_study.prolific.client import ProlificClient
+from spotlight_study.prolific.credentials import study_api_token
 from spotlight_study.prolific.errors import ProlificError
 from spotlight_study.prolific.models import ProlificStudy
 from spotlight_study.studies.models import Study
@@ -76,11 +77,17 @@ def balance_item(
     """``(check, status, detail)`` of the workspace balance (network; see the module docstring),
     or ``None`` when there is nothing to check (not on Prolific, no reward, no token, no
     workspace named): the API gives no balance then."""
-    if ps is None or not ps.prolific_id or not ps.reward_minor_units or not settings.PROLIFIC_API_TOKEN:
+    if ps is None or not ps.prolific_id or not ps.reward_minor_units:
+        return None
+    try:
+        token = study_api_token(study.pk)  # the study's own, else PROLIFIC_API_TOKEN
+    except ProlificError as exc:
+        return ("Balance", WARNING, f"Not checked: {exc}")
+    if not token and client is None:
         return None
     places = ps.total_available_places or study.target_sample_size
     cost = math.ceil(places * ps.reward_minor_units * (1 + settings.PROLIFIC_FEE_RATE))
-    own = client or ProlificClient.from_settings()
+    own = client or ProlificClient.from_settings(token=token)
     try:
         workspace = settings.PROLIFIC_WORKSPACE_ID or str(own.study_get(ps.prolific_id).get("workspace") or "")
         available = own.workspace_balance(workspace).get("available_balance") if workspace else None

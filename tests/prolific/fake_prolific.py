@@ -73,6 +73,9 @@ class FakeProlific:
     # study id -> the distinct filter combinations exported so far (Prolific allows two).
     demographic_exports: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     scripted: dict[tuple[str, str], list[tuple[int, Any, dict]]] = field(default_factory=lambda: defaultdict(list))
+    # Further workspaces, each with its own token (token -> workspace id): a token sees only the
+    # studies (and their submissions) of its workspace; ``token`` sees those of no workspace.
+    workspace_tokens: dict[str, str] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def start(self) -> "FakeProlific":
@@ -116,12 +119,41 @@ class FakeProlific:
         """How many requests matched (path without the /api/v1/ prefix)."""
         return sum(1 for c in self.calls if c.method == method and re.fullmatch(path_regex, c.path))
 
-    def add_study(self, study_id: str | None = None, status: str = "ACTIVE", places: int = 0) -> str:
-        """A study that exists on Prolific (as if made in Prolific's app), with ``places``."""
+    def add_workspace(self) -> tuple[str, str]:
+        """Another workspace with its own API token; returns ``(workspace id, token)``."""
+        workspace, token = secrets.token_hex(12), f"test-token-{secrets.token_hex(8)}"
+        self.workspace_tokens[token] = workspace
+        return workspace, token
+
+    def add_study(
+        self, study_id: str | None = None, status: str = "ACTIVE", places: int = 0, workspace: str | None = None
+    ) -> str:
+        """A study that exists on Prolific (as if made in Prolific's app), with ``places``, in
+        ``workspace`` (from :meth:`add_workspace`; ``None``: the one of :attr:`token`)."""
         study_id = study_id or secrets.token_hex(12)
         self.studies[study_id] = {"id": study_id, "status": status, "name": "Existing study",
                                   "total_available_places": places}
+        if workspace is not None:
+            self.studies[study_id]["workspace"] = workspace
         return study_id
+
+    def calls_with(self, token: str) -> list[Call]:
+        """The requests that carried ``token``."""
+        return [c for c in self.calls if c.authorization == f"Token {token}"]
+
+    def _workspace_of(self, path: str, body: Any) -> set[str | None]:
+        """The workspaces of the studies a request touches (by study or submission id in its
+        path, or the ids of a bulk approval); empty when it names none known here."""
+        study_ids = set()
+        if g := re.match(r"studies/([0-9a-f]{24})/", path):
+            study_ids.add(g[1])
+        sub_ids = []
+        if g := re.match(r"submissions/([0-9a-f]{24})/", path):
+            sub_ids.append(g[1])
+        if path == "submissions/bulk-approve/" and isinstance(body, dict):
+            sub_ids += [str(i) for i in body.get("submission_ids") or []]
+        study_ids |= {self.submissions[i]["study_id"] for i in sub_ids if i in self.submissions}
+        return {self.studies[i].get("workspace") for i in study_ids if i in self.studies}
 
     def add_submission(
         self, study_id: str, *, participant_id: str | None = None, submission_id: str | None = None,
@@ -200,8 +232,13 @@ class FakeProlific:
         auth = h.headers.get("Authorization", "")
         with self.lock:
             self.calls.append(Call(h.command, path, parse_qs(url.query), body, auth))
-            if auth != f"Token {self.token}":
+            token = auth.removeprefix("Token ")
+            caller = self.workspace_tokens.get(token) if token != self.token else None
+            if token != self.token and token not in self.workspace_tokens:
                 answer = (401, self.error(401, 140100, "Unauthorized", "Invalid token."), {})
+            elif self._workspace_of(path, body) - {caller}:
+                # Another workspace's study: Prolific does not show it to this token.
+                answer = (404, self.error(404, 140404, "Not found", "No such study in your workspace."), {})
             else:
                 scripted = self.scripted.get((h.command, path))
                 answer = scripted.pop(0) if scripted else None

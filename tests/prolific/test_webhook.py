@@ -34,8 +34,8 @@ def prolific_demo(demo_study) -> ProlificStudy:
 
 
 def post(client, payload: dict, *, event_id: str, sent: float | None = None, secret: str = SECRET,
-         signature: str | None = None, event_time: float | None = None):
-    """POST a webhook as Prolific signs it: base64 HMAC-SHA256 over timestamp + body."""
+         signature: str | None = None, event_time: float | None = None, url: str = URL):
+    """POST a webhook as Prolific signs it (base64 HMAC-SHA256 over timestamp + body) to ``url``."""
     body = json.dumps(payload, separators=(",", ":")).encode()
     timestamp = str(int(sent if sent is not None else time.time()))
     if signature is None:
@@ -47,7 +47,7 @@ def post(client, payload: dict, *, event_id: str, sent: float | None = None, sec
     }
     if event_time is not None:
         headers["HTTP_X_TIMESTAMP"] = str(int(event_time))
-    return client.post(URL, body, content_type="application/json", **headers)
+    return client.post(url, body, content_type="application/json", **headers)
 
 
 def status_event(participant: Participant, status: str) -> dict:

@@ -152,6 +152,20 @@ def test_scrub_sentry_event_removes_identifiers_everywhere():
     assert "query_string" not in scrubbed["request"] and scrubbed["request"]["method"] == "GET"
 
 
+def test_scrub_sentry_event_drops_prolific_credentials():
+    """The study page's credential fields in a request's form data, and local variables named
+    like credentials in a frame, never reach Sentry (issue 40)."""
+    event = {
+        "request": {"url": "https://study.example.org/prolific/s/credentials/", "method": "POST",
+                    "data": {"api_token": "tok-SECRET-1", "webhook_secret": "sec-SECRET-2", "x": "kept"}},
+        "exception": {"values": [{"stacktrace": {"frames": [
+            {"vars": {"token": "tok-SECRET-3", "secret": "sec-SECRET-4", "Authorization": "Token tok-SECRET-5"}},
+        ]}}]},
+    }
+    text = json.dumps(scrub_sentry_event(event, {}))
+    assert "SECRET" not in text and '"x": "kept"' in text
+
+
 class _FakeSentry(BaseHTTPRequestHandler):
     """Records the bodies of envelopes posted to it (a stand-in for a Sentry server)."""
 

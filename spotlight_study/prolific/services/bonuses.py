@@ -250,7 +250,10 @@ def bonus_payment_pay(*, bonus_payment_id: int, client: ProlificClient | None = 
     ProlificError
         If set-up failed (nothing was paid; paying again is safe).
     """
-    with client_or_default(client) as api:
+    study_id = BonusPayment.objects.filter(pk=bonus_payment_id).values_list(
+        "prolific_study__study_id", flat=True
+    ).first()
+    with client_or_default(client, study_id=study_id) as api:
         payment, prolific_id = _payment_not_sent(bonus_payment_id)
         _setup_recorded(api, payment, prolific_id)
         payment = _pay_sent_committed(bonus_payment_id)

@@ -58,7 +58,7 @@ def demographics_fetch(
     if the fetch fails, in which case nothing stored changes.
     """
     ps = linked_prolific_study(prolific_study_id)
-    with client_or_default(client) as c:
+    with client_or_default(client, study_id=ps.study_id) as c:
         records = c.study_demographic_export(ps.prolific_id)
     study = ps.study
     known = set(selectors.participant_by_pseudonym(study=study))

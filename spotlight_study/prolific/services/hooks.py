@@ -2,11 +2,13 @@
 
 ``manage.py prolific_webhooks <slug> list|create|delete`` calls these. The workspace is
 ``PROLIFIC_WORKSPACE_ID``, else the linked Prolific study's ``workspace``; the target is
-``PROLIFIC_STUDY_BASE_URL`` + ``/prolific/webhook/`` (Prolific requires https). ``create``
+``PROLIFIC_STUDY_BASE_URL`` + ``/prolific/webhook/`` (Prolific requires https), or
+``/prolific/webhook/<slug>/`` for a study with credentials of its own. ``create``
 subscribes :data:`EVENT_TYPES` that are not subscribed yet (a second run creates nothing) and
 confirms each with its ``X-Hook-Secret``; it needs the workspace's signing secret, which must be
-this server's ``PROLIFIC_WEBHOOK_SECRET``: with ``new_secret`` Prolific makes one (replacing any)
-and it is returned once, to be put into the environment.
+the study's secret in force (its own, else ``PROLIFIC_WEBHOOK_SECRET``): with ``new_secret``
+Prolific makes one (replacing any); for a study with its own token it is saved, encrypted, as the
+study's webhook secret, else it is returned once, to be put into the environment.
 """
 from __future__ import annotations
 
@@ -17,6 +19,8 @@ from django.urls import reverse
 
 from ..client import ProlificClient
 from ..errors import ProlificServiceError
+from ..credentials import SOURCE_STUDY, study_credentials
+from .credentials import credentials_save
 from .study import client_or_default, linked_prolific_study
 
 #: The events this server handles (``views.webhook``).
@@ -26,7 +30,8 @@ EVENT_TYPES = ("submission.status.change", "study.status.change")
 @dataclass
 class HooksReport:
     """``subscriptions`` pointing here (dicts as Prolific returns them), ``created`` and
-    ``deleted`` ids, and ``new_secret`` (only when one was made)."""
+    ``deleted`` ids, and ``new_secret`` (only when one was made for the instance; a study with its
+    own token gets it saved as its own webhook secret instead: ``secret_saved``)."""
 
     workspace: str
     target_url: str
@@ -34,12 +39,18 @@ class HooksReport:
     created: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
     new_secret: str = ""
+    secret_saved: bool = False
 
 
-def _target_url() -> str:
+def _target_url(study) -> str:
+    """The instance's webhook URL, or the study's own when it has credentials of its own (its own
+    workspace: events there are verified with its secret and change only it)."""
     base = settings.PROLIFIC_STUDY_BASE_URL.rstrip("/")
     if not base.startswith("https://"):
         raise ProlificServiceError("Set PROLIFIC_STUDY_BASE_URL to this server's public https origin first.")
+    credentials = study_credentials(study.pk)
+    if SOURCE_STUDY in (credentials.token_source, credentials.secret_source):
+        return base + reverse("prolific:study_webhook", args=[study.slug])
     return base + reverse("prolific:webhook")
 
 
@@ -55,7 +66,8 @@ def _ours(subs: list[dict], target: str) -> list[dict]:
 
 
 def hooks_manage(
-    *, prolific_study_id: int, action: str, new_secret: bool = False, client: ProlificClient | None = None
+    *, prolific_study_id: int, action: str, new_secret: bool = False, client: ProlificClient | None = None,
+    actor=None,
 ) -> HooksReport:
     """``list``, ``create`` or ``delete`` the subscriptions to this server (module docstring).
 
@@ -66,8 +78,9 @@ def hooks_manage(
     if action not in ("list", "create", "delete"):
         raise ProlificServiceError("The action must be list, create or delete.")
     ps = linked_prolific_study(prolific_study_id)
-    target = _target_url()
-    with client_or_default(client) as c:
+    target = _target_url(ps.study)
+    own_workspace = study_credentials(ps.study_id).token_source == SOURCE_STUDY
+    with client_or_default(client, study_id=ps.study_id) as c:
         report = HooksReport(workspace=_workspace(c, ps.prolific_id), target_url=target)
         mine = _ours(c.hook_subscriptions(report.workspace), target)
         if action == "delete":
@@ -77,13 +90,20 @@ def hooks_manage(
             mine = []
         elif action == "create":
             if new_secret:
-                report.new_secret = str(c.hook_secret_create(report.workspace).get("value") or "")
+                value = str(c.hook_secret_create(report.workspace).get("value") or "")
+                if own_workspace:  # stored encrypted as the study's own, never printed
+                    credentials_save(study=ps.study, webhook_secret=value, actor=actor, via="prolific_webhooks")
+                    report.secret_saved = True
+                else:
+                    report.new_secret = value
             else:
                 values = {str(s.get("value")) for s in c.hook_secrets(report.workspace)}
-                if not settings.PROLIFIC_WEBHOOK_SECRET or settings.PROLIFIC_WEBHOOK_SECRET not in values:
+                secret = study_credentials(ps.study_id).webhook_secret
+                if not secret or secret not in values:
                     raise ProlificServiceError(
-                        "The workspace's webhook secret is not this server's PROLIFIC_WEBHOOK_SECRET: run "
-                        "with --new-secret (it replaces the workspace's secret) and set the printed value."
+                        "The workspace's webhook secret is not the one this server uses for the study "
+                        "(its own, else PROLIFIC_WEBHOOK_SECRET): run with --new-secret (it replaces the "
+                        "workspace's secret; for a study with its own token it is saved with the study)."
                     )
             have = {s.get("event_type") for s in mine}
             for event_type in EVENT_TYPES:

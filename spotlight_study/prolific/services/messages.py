@@ -77,7 +77,7 @@ def message_send(
             sent_by=sent_by, sent_at=timezone.now(),
         )
     try:
-        with client_or_default(client) as c:
+        with client_or_default(client, study_id=ps.study_id) as c:
             c.message_send(study_id=ps.prolific_id, body=body,
                            participant_ids=[p.prolific_pid for p in recipients.values()])
     except ProlificError as exc:

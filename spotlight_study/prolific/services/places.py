@@ -15,7 +15,7 @@ from .study import client_or_default, linked_prolific_study
 def prolific_study_places(*, prolific_study_id: int, client: ProlificClient | None = None) -> int:
     """The study's ``total_available_places`` on Prolific now (``GET /studies/{id}/``)."""
     ps = linked_prolific_study(prolific_study_id)
-    with client_or_default(client) as c:
+    with client_or_default(client, study_id=ps.study_id) as c:
         return int(c.study_get(ps.prolific_id).get("total_available_places") or 0)
 
 
@@ -33,7 +33,7 @@ def prolific_study_places_raise(
     if add < 0:
         raise ProlificServiceError("Places on Prolific can only go up.")
     ps = linked_prolific_study(prolific_study_id)
-    with client_or_default(client) as c:
+    with client_or_default(client, study_id=ps.study_id) as c:
         current = int(c.study_get(ps.prolific_id).get("total_available_places") or 0)
         if current != expected_current:
             raise ProlificServiceError(

@@ -83,7 +83,7 @@ def submissions_approve_completed(
     report = ReviewReport(action="approve", selected=len(ids), dry_run=dry_run, held=held)
     if dry_run or not ids:
         return report
-    with client_or_default(client) as api:
+    with client_or_default(client, study_id=ps.study_id) as api:
         report.api_calls = api.submissions_bulk_approve(ids)
     report.done = Submission.objects.filter(submission_id__in=ids, review_action="").update(
         review_action=Submission.ReviewAction.APPROVED, reviewed_at=timezone.now()
@@ -110,7 +110,7 @@ def submissions_review_failed_checks(
         return report
     if mode == ProlificStudy.FailedCheckReview.REJECT:
         validate_rejection(rejection_category=ps.rejection_category, message=ps.rejection_message)
-    with client_or_default(client) as api:
+    with client_or_default(client, study_id=ps.study_id) as api:
         for sub in subs:
             try:
                 if mode == ProlificStudy.FailedCheckReview.REJECT:
@@ -281,8 +281,9 @@ _REVIEW_ACTIONS = {
 def _decision_send(decision: ReviewDecision, *, client: ProlificClient | None) -> None:
     """Send a committed decision once and record Prolific's answer (module docstring)."""
     sub = decision.submission
+    study_id = ProlificStudy.objects.filter(pk=sub.prolific_study_id).values_list("study_id", flat=True).first()
     try:
-        with client_or_default(client) as api:
+        with client_or_default(client, study_id=study_id) as api:
             if decision.action == ReviewDecision.Action.APPROVE:
                 api.submission_approve(sub.submission_id)
             elif decision.action == ReviewDecision.Action.REJECT:

@@ -87,7 +87,7 @@ def submissions_screen_out_failed_checks(
             for s in candidates
         )
     try:
-        with client_or_default(client) as c:
+        with client_or_default(client, study_id=ps.study_id) as c:
             c.study_screen_out(
                 ps.prolific_id, [s.submission_id for s in candidates],
                 bonus_per_submission=Decimal(amount) / 100,

@@ -20,6 +20,7 @@ from spotlight_study.studies.models import Study
 
 from .. import selectors
 from ..client import ProlificClient
+from ..credentials import study_api_token
 from ..errors import AlreadyCreated, NotLinked, ProlificValidationError, StudyNotLive
 from ..models import ProlificStudy
 from ..payloads import STUDY_ACTIONS
@@ -28,13 +29,15 @@ NOT_LINKED_MESSAGE = "Create the study on Prolific (or link it) first."
 
 
 @contextlib.contextmanager
-def client_or_default(client: ProlificClient | None) -> Iterator[ProlificClient]:
-    """The given client, or one from settings (:meth:`ProlificClient.from_settings`) that is
-    closed afterwards. Raises :class:`~..errors.ProlificNotConfigured` without a token."""
+def client_or_default(client: ProlificClient | None, *, study_id: int | None) -> Iterator[ProlificClient]:
+    """The given client, or one from settings with the API token in force for study ``study_id``
+    (its own, else ``PROLIFIC_API_TOKEN``: :func:`~..credentials.study_api_token`), closed
+    afterwards. Raises :class:`~..errors.ProlificNotConfigured` without a token, and
+    :class:`~..credentials.CredentialsUnreadable` if the study's own token cannot be decrypted."""
     if client is not None:
         yield client
         return
-    own = ProlificClient.from_settings()
+    own = ProlificClient.from_settings(token=study_api_token(study_id))
     try:
         yield own
     finally:
@@ -155,7 +158,7 @@ def prolific_study_create(
             "Set PROLIFIC_STUDY_BASE_URL (or pass the base URL): the public https address of this server."
         )
     draft = selectors.study_draft(ps, base_url=base)
-    with client_or_default(client) as api:
+    with client_or_default(client, study_id=ps.study_id) as api:
         created = api.study_create(draft)
     with transaction.atomic():
         ps = ProlificStudy.objects.select_for_update().get(pk=prolific_study_id)
@@ -189,7 +192,7 @@ def prolific_study_transition(
             f"The study is {ps.study.get_status_display().lower()} here: set it live before "
             "publishing it on Prolific, or arriving participants are turned away."
         )
-    with client_or_default(client) as api:
+    with client_or_default(client, study_id=ps.study_id) as api:
         answer = api.study_transition(ps.prolific_id, action) or {}
     status = answer.get("status") if isinstance(answer, dict) else None
     if status:

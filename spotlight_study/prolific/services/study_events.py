@@ -31,11 +31,14 @@ def study_status_normalize(value: object) -> str | None:
     return _CANONICAL.get(re.sub(r"[\s_\-]+", "", value).upper())
 
 
-def study_status_event_apply(*, prolific_id: str, raw_status: object, observed_at: datetime) -> str:
+def study_status_event_apply(
+    *, prolific_id: str, raw_status: object, observed_at: datetime, scope: Q = Q()
+) -> str:
     """Store the study status of a webhook event; returns the event's outcome: ``applied``,
-    ``stale`` (a later status is stored), ``unchanged``, ``unmatched`` (no study here) or
-    ``unknown_status`` (logged by study, left unchanged)."""
-    ps = ProlificStudy.objects.filter(prolific_id=prolific_id).exclude(prolific_id="").first()
+    ``stale`` (a later status is stored), ``unchanged``, ``unmatched`` (no study here, or none
+    in ``scope``, a filter of :class:`ProlificStudy`: the studies the event's webhook secret may
+    change) or ``unknown_status`` (logged by study, left unchanged)."""
+    ps = ProlificStudy.objects.filter(scope, prolific_id=prolific_id).exclude(prolific_id="").first()
     if ps is None:
         return "unmatched"
     status = study_status_normalize(raw_status)

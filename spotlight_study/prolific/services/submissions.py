@@ -267,7 +267,7 @@ def submissions_sync(
     # Prolific's statuses as of the moment we ask: a webhook event Prolific sent after it is
     # newer by Prolific's own time and must win, even if the sync is applied after the event.
     now = now or timezone.now()
-    with client_or_default(client) as api:
+    with client_or_default(client, study_id=ps.study_id) as api:
         records = api.study_submissions(ps.prolific_id)
     report = SyncReport(fetched=len(records))
     ended_before = _ended_participant_ids(ps.study)
@@ -316,7 +316,7 @@ def submission_entry_verify(*, participant_id: int, client: ProlificClient | Non
     p = Participant.objects.select_related("study").get(pk=participant_id)
     ps = ProlificStudy.objects.filter(study=p.study).first()
     try:
-        with client_or_default(client) as api:
+        with client_or_default(client, study_id=p.study_id) as api:
             record = api.submission_get(p.prolific_session_id)
     except ProlificAPIError as exc:
         if exc.status_code == 404:

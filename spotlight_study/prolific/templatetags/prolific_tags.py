@@ -1,4 +1,5 @@
-"""Template tags of the Prolific app: the Prolific box of the study page and the message form."""
+"""Template tags of the Prolific app: the Prolific box of the study page, its credentials form
+and the message form."""
 from django import template
 
 from ..selectors import review_summary
@@ -10,6 +11,23 @@ register = template.Library()
 def prolific_summary(study) -> dict:
     """Submission statuses and pending review counts of ``study`` (see ``review_summary``)."""
     return {"study": study, "summary": review_summary(study)}
+
+
+@register.inclusion_tag("prolific/_credentials_form.html", takes_context=True)
+def prolific_credentials_form(context, study) -> dict:
+    """The form of the study's own Prolific credentials: each shown as set or not set (never
+    its value), whether they can be saved here (a key in ``PROLIFIC_CREDENTIALS_KEYS``), and the
+    study's own webhook URL."""
+    from ..credentials import credentials_status, encryption_available
+    from ..forms import CredentialsForm
+
+    return {
+        "study": study,
+        "csrf_token": context.get("csrf_token"),
+        "status": credentials_status(study.pk),
+        "can_save": encryption_available(),
+        "form": CredentialsForm(),
+    }
 
 
 @register.inclusion_tag("prolific/_message_form.html", takes_context=True)

@@ -12,14 +12,15 @@ from spotlight_study.prolific.services.hooks import hooks_manage
 class Command(BaseCommand):
     """List, create (submission and study status changes) or delete the subscriptions to this server."""
 
-    help = "Manage the Prolific workspace's webhook subscriptions that point at this server's /prolific/webhook/."
+    help = "Manage the Prolific workspace's webhook subscriptions that point at this server's webhook URL."
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("slug")
         parser.add_argument("action", choices=["list", "create", "delete"])
         parser.add_argument(
             "--new-secret", action="store_true",
-            help="With create: make a new signing secret on Prolific (replaces the workspace's) and print it once.",
+            help="With create: make a new signing secret on Prolific (replaces the workspace's); saved with "
+            "the study if it has its own token, else printed once for PROLIFIC_WEBHOOK_SECRET.",
         )
 
     def handle(self, *args, slug: str, action: str, new_secret: bool, **options) -> None:
@@ -30,6 +31,8 @@ class Command(BaseCommand):
             r = hooks_manage(prolific_study_id=ps.pk, action=action, new_secret=new_secret)
         except (ProlificServiceError, ProlificError) as exc:
             raise CommandError(str(exc)) from None
+        if r.secret_saved:
+            self.stdout.write("New signing secret saved, encrypted, as the study's own webhook secret.")
         if r.new_secret:
             self.stdout.write(
                 "New signing secret (shown once): set PROLIFIC_WEBHOOK_SECRET to\n" + r.new_secret
