@@ -287,5 +287,9 @@ def walker(client, demo_study):
 
 @pytest.fixture(autouse=True)
 def _analysis_root(settings, tmp_path_factory):
-    """Each test writes its analysis reports to a fresh directory, not to var/."""
-    settings.ANALYSIS_ROOT = tmp_path_factory.mktemp("analysis-root")
+    """Each test stores its analysis outputs in a fresh directory (the ``analysis`` storage's
+    file system), not under var/."""
+    root = tmp_path_factory.mktemp("analysis-root")
+    settings.ANALYSIS_ROOT = root
+    settings.STORAGES = {**settings.STORAGES, "analysis": {
+        "BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": str(root)}}}
