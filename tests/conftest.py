@@ -75,7 +75,8 @@ SLOW_FILES = frozenset({
     "tests/api/test_schemathesis.py", "tests/stimuli/test_jobs_resume_by_themselves.py",
     "tests/stimuli/test_generation_restart.py", "tests/stimuli/test_broker_outage.py",
     "tests/annotation/test_llm_worker.py", "tests/security/test_transport.py",
-    "tests/security/test_database_outage.py",
+    "tests/security/test_database_outage.py", "tests/researcher/test_analysis_worker.py",
+    "tests/researcher/test_analysis_two_servers.py",
 })
 
 
