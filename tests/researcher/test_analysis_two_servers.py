@@ -72,6 +72,9 @@ def test_a_report_started_on_one_server_opens_from_another(demo_study, s3_store,
                 time.sleep(0.5)
             run.refresh_from_db()
             assert run.status == JobStatus.SUCCEEDED, (run.error, a.log()[-3000:])
+            print(f"analysis run {run.pk}: {len(run.files)} files, "
+                  f"{sum(f['size'] for f in run.files):,} bytes stored, "
+                  f"{(run.finished_at - run.started_at).total_seconds():.1f} s from start to finish")
             cookies = browser_a.cookies
         # Server B: the same session (sessions live in the database), another process and disk.
         with httpx.Client(base_url=b.url, timeout=60, trust_env=False, cookies=cookies) as browser_b:
