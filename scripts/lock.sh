@@ -2,7 +2,7 @@
 # Refresh the two lock files from pyproject.toml, each one universal file (markers per Python)
 # with exact pins and hashes for Python 3.11 to 3.13:
 #
-#   requirements.lock       the runtime: the dependencies and the "sentry" extra. The only lock
+#   requirements.lock       the runtime: the dependencies and the "sentry" and "s3" extras. The only lock
 #                           deploy/install.sh, deploy/upgrade.sh and scripts/serve.sh install.
 #   requirements-test.lock  the test tools (the "dev" extra) and whatever they need beyond the
 #                           runtime lock, resolved with the runtime lock as constraints, so a
@@ -27,10 +27,10 @@ compile() {  # compile OUT [uv pip compile options...]: OUT rewritten, starting 
   "$UV" pip compile pyproject.toml --universal --generate-hashes --python-version 3.11 \
     --no-header -o "$out.tmp" --quiet "$@" >/dev/null
 }
-compile requirements.lock --extra sentry "${@}"
+compile requirements.lock --extra sentry --extra s3 "${@}"
 {
   echo "# The runtime: exact pins with hashes for every supported Python (3.11 to 3.13), resolved"
-  echo "# from pyproject.toml's dependencies and its sentry extra. No test tool belongs here."
+  echo "# from pyproject.toml's dependencies and its sentry and s3 extras. No test tool belongs here."
   echo "# Refresh: ./scripts/lock.sh   (do not edit by hand)"
   cat requirements.lock.tmp
 } > requirements.lock
@@ -41,7 +41,7 @@ rm -f requirements.lock.tmp
 runtime_packages=()
 while read -r name; do runtime_packages+=(--no-emit-package "$name"); done \
   < <(grep -oE '^[A-Za-z0-9][A-Za-z0-9._-]*==' requirements.lock | sed 's/==$//')
-compile requirements-test.lock --extra sentry --extra dev -c requirements.lock \
+compile requirements-test.lock --extra sentry --extra s3 --extra dev -c requirements.lock \
   "${runtime_packages[@]}" "${@}"
 {
   echo "# The test tools, on top of requirements.lock (install both; scripts/bootstrap.sh --tests)."

@@ -443,8 +443,35 @@ PROLIFIC_RECOMMENDED_REWARD_PER_HOUR_MINOR_UNITS = env.int(
 )
 PROLIFIC_FEE_RATE = env.float("PROLIFIC_FEE_RATE", default=0.333)
 PROLIFIC_WORKSPACE_ID = env("PROLIFIC_WORKSPACE_ID", default="")
-# The latest analysis report of each study (written by `manage.py analyze`).
+# Every output of an analysis run (report, figures, tables, results.json; researcher/models.py)
+# goes through Django's storage API, the storage named "analysis". By default the file system
+# under ANALYSIS_ROOT; with several servers an S3-compatible store every server reads
+# (ANALYSIS_STORAGE=s3, django-storages; docs/scaling.md). Files are served only through the
+# researcher views, never from a public URL.
 ANALYSIS_ROOT = Path(env("ANALYSIS_ROOT", default=str(VAR_DIR / "analysis")))
+ANALYSIS_STORAGE = env("ANALYSIS_STORAGE", default="filesystem")
+if ANALYSIS_STORAGE == "s3":
+    # Credentials as boto3 reads them (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the
+    # environment, or an instance role); never in a setting.
+    STORAGES["analysis"] = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": env("ANALYSIS_S3_BUCKET"),
+            "endpoint_url": env("ANALYSIS_S3_ENDPOINT_URL", default="") or None,
+            "region_name": env("ANALYSIS_S3_REGION", default="") or None,
+            "location": env("ANALYSIS_S3_PREFIX", default=""),
+            "default_acl": None,  # the bucket's own (private) policy
+            "file_overwrite": True,
+        },
+    }
+elif ANALYSIS_STORAGE == "filesystem":
+    STORAGES["analysis"] = {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        # No URL serves this directory: the views read it after their role check.
+        "OPTIONS": {"location": str(ANALYSIS_ROOT)},
+    }
+else:
+    raise ImproperlyConfigured(f"ANALYSIS_STORAGE must be 'filesystem' or 's3', not '{ANALYSIS_STORAGE}'.")
 
 # Stimulus preparation (spotlight_study/stimuli, docs/stimuli.md). Any OpenAI-compatible server;
 # the key is read from the environment only and never shown or logged.

@@ -75,7 +75,8 @@ SLOW_FILES = frozenset({
     "tests/api/test_schemathesis.py", "tests/stimuli/test_jobs_resume_by_themselves.py",
     "tests/stimuli/test_generation_restart.py", "tests/stimuli/test_broker_outage.py",
     "tests/annotation/test_llm_worker.py", "tests/security/test_transport.py",
-    "tests/security/test_database_outage.py",
+    "tests/security/test_database_outage.py", "tests/researcher/test_analysis_worker.py",
+    "tests/researcher/test_analysis_two_servers.py",
 })
 
 
@@ -287,5 +288,9 @@ def walker(client, demo_study):
 
 @pytest.fixture(autouse=True)
 def _analysis_root(settings, tmp_path_factory):
-    """Each test writes its analysis reports to a fresh directory, not to var/."""
-    settings.ANALYSIS_ROOT = tmp_path_factory.mktemp("analysis-root")
+    """Each test stores its analysis outputs in a fresh directory (the ``analysis`` storage's
+    file system), not under var/."""
+    root = tmp_path_factory.mktemp("analysis-root")
+    settings.ANALYSIS_ROOT = root
+    settings.STORAGES = {**settings.STORAGES, "analysis": {
+        "BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": str(root)}}}

@@ -8,7 +8,10 @@ from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from spotlight_study.participation.models import Participant, TaskResponse
+from spotlight_study.stimuli.selectors import job_is_stale
 from spotlight_study.studies.models import Study
+
+from .models import AnalysisRun
 
 
 @dataclass(frozen=True)
@@ -69,3 +72,46 @@ def study_home_rows(*, now: datetime | None = None) -> list[StudyHomeRow]:
         )
         for s in studies
     ]
+
+
+# --------------------------------------------------------------------------
+# analysis runs (researcher/models.py)
+# --------------------------------------------------------------------------
+#: Analysis runs listed on the study page, newest first.
+ANALYSIS_RUNS_SHOWN = 10
+
+
+def analysis_runs_recent(*, study: Study, limit: int = ANALYSIS_RUNS_SHOWN) -> list:
+    """The study's newest ``limit`` analysis runs (:class:`~.models.AnalysisRun`), newest first,
+    their starter joined (one query)."""
+    return list(AnalysisRun.objects.filter(study=study).select_related("created_by")
+                .order_by("-created_at", "-pk")[:limit])
+
+
+def analysis_run_latest(*, study: Study):
+    """The study's newest succeeded analysis run (its report is "the latest report"), or ``None``."""
+    return (AnalysisRun.objects.filter(study=study, status="succeeded").select_related("created_by")
+            .order_by("-finished_at", "-pk").first())
+
+
+def analysis_run_get(*, study: Study, run_id: int):
+    """Analysis run ``run_id`` of ``study``; ``AnalysisRun.DoesNotExist`` if it is another
+    study's or does not exist."""
+    return AnalysisRun.objects.select_related("created_by", "study").get(pk=run_id, study=study)
+
+
+def analysis_run_progress(run) -> dict:
+    """A run's progress as plain data (the page's JSON poll returns exactly this).
+
+    Keys: ``id``, ``status``, ``stage``, ``done``, ``total`` (stages), ``error``, ``stale``
+    (not reporting for ``STIMULI_JOB_STALE_SECONDS``), ``started_by``, ``created_at``,
+    ``started_at``, ``finished_at`` (ISO 8601 or ``None``), ``input_sha256``, ``plan_sha256``.
+    """
+    def iso(value):
+        return value.isoformat() if value else None
+
+    return {"id": run.pk, "status": run.status, "stage": run.stage, "done": run.done,
+            "total": run.total, "error": run.error, "stale": job_is_stale(run),
+            "started_by": run.started_by, "created_at": iso(run.created_at),
+            "started_at": iso(run.started_at), "finished_at": iso(run.finished_at),
+            "input_sha256": run.input_sha256, "plan_sha256": run.plan_sha256}

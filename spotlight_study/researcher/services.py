@@ -1,24 +1,19 @@
-"""Researcher-side actions: running the study analysis on the current data."""
+"""Researcher-side actions: the study analysis on the current data, into a directory.
+
+Where a run's outputs are kept (the ``analysis`` storage) and how runs are recorded and started
+in the background is :mod:`.analysis_jobs`.
+"""
 from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-
-from django.conf import settings
 
 from spotlight_study.results.exports import results_export
 
 from .codebook_run import codebook_analysis_write
 from spotlight_study.studies.models import Study
-
-
-PILOT_MARKER = "INCLUDES_PILOT"
-
-
-def latest_report_dir(study: Study) -> Path:
-    """Where the latest report of ``study`` is kept for the researcher page."""
-    return Path(settings.ANALYSIS_ROOT) / study.slug
 
 
 def analysis_run(
@@ -28,6 +23,7 @@ def analysis_run(
     include_pilot: bool = False,
     plan: dict | None = None,
     margin: float | None = None,
+    on_stage: Callable[[str], None] | None = None,
 ) -> dict:
     """Export the study's current data and run :func:`analysis.run_analysis` on it.
 
@@ -49,6 +45,8 @@ def analysis_run(
         the machine coder's agreement and decision per label
         (:func:`~spotlight_study.annotation.machine_agreement.machine_coder_summary`), or says
         that there are no machine labels.
+    on_stage : callable, optional
+        Called with ``"analyse"`` once the export is written (the job's progress).
 
     Returns
     -------
@@ -65,8 +63,8 @@ def analysis_run(
 
     Notes
     -----
-    On success, ``report.html`` (self-contained) and ``results.json`` are also copied to
-    :func:`latest_report_dir`, which the researcher page links to.
+    Only ``out_dir`` is written: :func:`.analysis_jobs.analysis_job_run` copies it to the
+    ``analysis`` storage and records the run.
     """
     from analysis import AnalysisInputError, run_analysis
 
@@ -78,6 +76,8 @@ def analysis_run(
     out = Path(out_dir)
     data_dir = out / "data"
     results_export(study=study, out_dir=data_dir, include_pilot=include_pilot)
+    if on_stage is not None:
+        on_stage("analyse")
     codebook = None
     if study.annotation_codebook:  # a declared codebook: its own report (researcher/codebook_run.py)
         codebook = codebook_analysis_write(study=study, data_dir=data_dir, out=out,
@@ -94,24 +94,4 @@ def analysis_run(
     else:
         machine_coder = machine_coder_summary(study=study, margin=margin, include_pilot=include_pilot)
         results = run_analysis(data_dir, out, plan=plan, machine_coder=machine_coder)
-    latest = latest_report_dir(study)
-    latest.mkdir(parents=True, exist_ok=True)
-    for name in ("report.html", "results.json"):
-        shutil.copyfile(out / name, latest / name)
-    # The researcher page says whether the latest report includes pilot participants.
-    marker = latest / PILOT_MARKER
-    if include_pilot:
-        marker.write_text("This report includes pilot participants.\n", encoding="utf-8")
-    else:
-        marker.unlink(missing_ok=True)
     return results
-
-
-def latest_report_exists(study: Study) -> bool:
-    """True when ``manage.py analyze`` has written a report of the study (its ``report.html``)."""
-    return (latest_report_dir(study) / "report.html").exists()
-
-
-def latest_report_includes_pilot(study: Study) -> bool:
-    """Whether the latest report of ``study`` was made with ``--include-pilot``."""
-    return (latest_report_dir(study) / PILOT_MARKER).exists()

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import ending_views, team_views, views
+from . import analysis_views, ending_views, team_views, views
 
 app_name = "researcher"
 
@@ -10,7 +10,16 @@ urlpatterns = [
     path("team/", team_views.team, name="team"),
     path("team/remove/", team_views.team_remove, name="team_remove"),
     path("<slug:slug>/", views.study_detail, name="study_detail"),
-    path("<slug:slug>/report/", views.latest_report, name="report"),
+    path("<slug:slug>/report/", analysis_views.latest_report, name="report"),
+    path("<slug:slug>/analysis/", analysis_views.analysis_start, name="analysis_start"),
+    path("<slug:slug>/analysis/<int:run_id>/", analysis_views.analysis_run_detail, name="analysis_run"),
+    path("<slug:slug>/analysis/<int:run_id>/progress.json", analysis_views.analysis_progress,
+         name="analysis_progress"),
+    path("<slug:slug>/analysis/<int:run_id>/report/", analysis_views.analysis_report,
+         name="analysis_report"),
+    path("<slug:slug>/analysis/<int:run_id>/files/<path:name>", analysis_views.analysis_file,
+         name="analysis_file"),
+    path("<slug:slug>/analysis/<int:run_id>.zip", analysis_views.analysis_zip, name="analysis_zip"),
     path("<slug:slug>/pilot/", views.pilot, name="pilot"),
     path("<slug:slug>/monitor/", views.monitor, name="monitor"),
     path("<slug:slug>/monitor/rows/", views.monitor_rows, name="monitor_rows"),

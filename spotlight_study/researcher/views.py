@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from django.conf import settings as django_settings
 from django.contrib import messages
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -29,11 +29,10 @@ from spotlight_study.researcher.forms import MonitorFilterForm
 from spotlight_study.researcher import monitor as monitor_selectors
 from spotlight_study.researcher.participant_evidence import participant_evidence
 from spotlight_study.researcher.planning import study_plan
-from spotlight_study.researcher.selectors import study_home_rows
-from spotlight_study.researcher.services import (
-    latest_report_dir,
-    latest_report_exists,
-    latest_report_includes_pilot,
+from spotlight_study.researcher.selectors import (
+    analysis_run_latest,
+    analysis_runs_recent,
+    study_home_rows,
 )
 from spotlight_study.studies.export import study_file_data, study_file_text
 from spotlight_study.studies.models import Study
@@ -82,8 +81,8 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "dash": study_dashboard(study=study, flag_rows=FLAGGED_ROWS_SHOWN),
             "prolific_link": prolific_link,
             "pilot_max": PILOT_MAX_PARTICIPANTS_WEB,
-            "has_report": latest_report_exists(study),
-            "report_includes_pilot": latest_report_includes_pilot(study),
+            "latest_run": analysis_run_latest(study=study),
+            "analysis_runs": analysis_runs_recent(study=study),
             "launch": _launch_report(request, study),
             "planner": study_plan(study=study, query=request.GET),
         },
@@ -129,19 +128,6 @@ def pilot(request: HttpRequest, slug: str) -> HttpResponse:
         f"(seed {report.seed}).",
     )
     return redirect(back)
-
-
-@researcher_required
-def latest_report(request: HttpRequest, slug: str) -> HttpResponse:
-    """The latest analysis report of the study (written by ``manage.py analyze``)."""
-    study = study_get_or_404(slug=slug)
-    path = latest_report_dir(study) / "report.html"
-    if not path.exists():
-        return render(request, "researcher/no_report.html", {"study": study}, status=404)
-    response = FileResponse(path.open("rb"), content_type="text/html; charset=utf-8")
-    # The report embeds its own figures; keep it from loading anything else.
-    response["Content-Security-Policy"] = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
-    return response
 
 
 def _monitor_context(request: HttpRequest, study: Study) -> tuple[dict, int]:

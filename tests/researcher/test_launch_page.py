@@ -6,7 +6,7 @@ import re
 import pytest
 
 from spotlight_study.researcher.launch import LaunchReport, GO, NO_GO, UNCHECKED, WARNING
-from spotlight_study.researcher.services import latest_report_dir
+from spotlight_study.researcher.models import AnalysisRun
 from spotlight_study.researcher.templatetags.launch_text import code_spans
 
 
@@ -65,12 +65,14 @@ def test_launch_details_on_the_page_show_no_backticks(staff_client, demo_study):
 
 
 def test_report_link_only_when_a_report_exists(staff_client, demo_study):
-    """The study page links the latest analysis report only once one has been written."""
+    """The study page links the latest analysis report only once a run has succeeded."""
     url = f"/researcher/{demo_study.slug}/"
     html = staff_client.get(url).content.decode()
     assert "Latest analysis report" not in html and "No analysis report yet" in html
-    out = latest_report_dir(demo_study)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "report.html").write_text("<html>report</html>")
+    run = AnalysisRun.objects.create(study=demo_study, origin=AnalysisRun.Origin.COMMAND_LINE,
+                                     status="failed", total=3)
+    html = staff_client.get(url).content.decode()
+    assert "Latest analysis report" not in html and "No analysis report yet" in html
+    AnalysisRun.objects.filter(pk=run.pk).update(status="succeeded", done=3)
     html = staff_client.get(url).content.decode()
     assert "Latest analysis report" in html and "No analysis report yet" not in html

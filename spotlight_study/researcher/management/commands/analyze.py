@@ -1,27 +1,36 @@
-"""``manage.py analyze SLUG --out DIR``: run the study statistics on the study's current data.
+"""``manage.py analyze SLUG [--out DIR]``: run the study statistics on the study's current data.
 
+The run is recorded like one started on the study page (an ``AnalysisRun`` whose starter is
+"command line") and its outputs are stored in the ``analysis`` storage, where every server's
+researcher page shows them; ``--out`` also writes them, with the analysed export, to a directory.
 Exit status 0 on success; 2, with a one-line message and no traceback, when the data cannot be
 analysed yet (no answers, answers without final labels, a condition group still empty); 1 for
-other errors (unknown study, output directory not writable). The study's latest preregistered
+other errors (unknown study, output directory not writable, a run of the study already going). The study's latest preregistered
 plan (``manage.py preregister``), if any, is cited in the report with the deviations from it. When
 the machine coder (``manage.py llm_annotate``) has labelled the study, the report gives its
 agreement with the humans and the non-inferiority decision per label (``--margin``).
 """
 from django.core.management.base import BaseCommand, CommandError
 
+import uuid
+
 from spotlight_study.commands import study_for_command
-from spotlight_study.researcher.services import analysis_run
+from spotlight_study.researcher.analysis_execution import analysis_job_run
+from spotlight_study.researcher.analysis_jobs import analysis_job_create
+from spotlight_study.researcher.errors import AnalysisBusyError
+from spotlight_study.researcher.models import AnalysisRun
 
 
 class Command(BaseCommand):
     help = (
         "Export the study's current data and run the analysis (results.json, tables, figures, "
-        "report). The researcher page links to the latest report."
+        "report), stored and listed like a run from the study page, which links to the report."
     )
 
     def add_arguments(self, parser):
         parser.add_argument("slug")
-        parser.add_argument("--out", required=True, help="Directory to write into.")
+        parser.add_argument("--out", default=None,
+                            help="Also write the outputs and the analysed export (data/) here.")
         parser.add_argument(
             "--include-pilot",
             action="store_true",
@@ -42,36 +51,44 @@ class Command(BaseCommand):
             "report cites its hash and lists the deviations from it).",
         )
 
-    def handle(self, *args, slug, out, include_pilot=False, no_plan=False, margin=None, **options):
+    def handle(self, *args, slug, out=None, include_pilot=False, no_plan=False, margin=None, **options):
         from analysis import AnalysisInputError
 
         from spotlight_study.prereg.errors import PlanTamperedError
-        from spotlight_study.prereg.selectors import plan_checked, plan_latest
 
         study = study_for_command(slug)
-        latest = None if no_plan else plan_latest(study=study)
         try:
-            # The report cites the plan's hash: only the plan exactly as it was frozen may be cited.
-            plan = plan_checked(latest) if latest else None
-        except PlanTamperedError as exc:
-            raise CommandError(
-                f"{exc} Nothing was analysed (--no-plan analyses without citing a plan)."
-            ) from None
+            run = analysis_job_create(study=study, origin=AnalysisRun.Origin.COMMAND_LINE,
+                                      include_pilot=include_pilot, use_plan=not no_plan,
+                                      margin=margin, dispatch=False)
+        except AnalysisInputError as exc:  # a margin outside [0, 1]: nothing recorded
+            raise CommandError(f"The data cannot be analysed yet: {exc}", returncode=2) from None
+        except AnalysisBusyError as exc:
+            raise CommandError(str(exc)) from None
         try:
-            results = analysis_run(study=study, out_dir=out, include_pilot=include_pilot,
-                                   plan=plan, margin=margin)
+            results = analysis_job_run(job_id=run.pk, run_id=uuid.uuid4().hex, out_dir=out,
+                                       reraise=True)
         except AnalysisInputError as exc:
             # Status 2, like ``python -m analysis``: the input cannot be analysed (as opposed to 1,
             # the command itself failing).
             raise CommandError(f"The data cannot be analysed yet: {exc}", returncode=2) from None
+        except PlanTamperedError as exc:
+            # The report cites the plan's hash: only the plan exactly as it was frozen may be cited.
+            raise CommandError(
+                f"{exc} Nothing was analysed (--no-plan analyses without citing a plan)."
+            ) from None
         except OSError as exc:
-            raise CommandError(f"Cannot write to {out}: {exc.strerror or exc}") from None
-        self.stdout.write(f"Report: {out}/report.html (input SHA-256 {results['input_sha256']})")
+            where = out if out is not None else "the analysis storage"
+            raise CommandError(f"Cannot write to {where}: {exc.strerror or exc}") from None
+        run.refresh_from_db()
+        where = f"{out}/report.html, and " if out is not None else ""
+        self.stdout.write(f"Report: {where}analysis run {run.pk} in the analysis storage "
+                          f"(input SHA-256 {results['input_sha256']})")
         if include_pilot:
             self.stdout.write("  The data include the pilot participants.")
-        if latest is not None and "preregistration" in results:
+        if run.plan_sha256 and "preregistration" in results:
             count = results["preregistration"]["deviations"]["count"]
-            self.stdout.write(f"  Preregistered plan v{latest.version} (SHA-256 {latest.plan_sha256}): "
+            self.stdout.write(f"  Preregistered plan v{run.plan_version} (SHA-256 {run.plan_sha256}): "
                               f"{count} deviation(s), listed in the report.")
         if "design" not in results:  # a declared codebook's outcome that is not a proportion
             self._codebook_lines(results["codebook"])
