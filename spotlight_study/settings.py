@@ -354,7 +354,7 @@ CELERY_BEAT_SCHEDULE = {
 }
 
 REST_FRAMEWORK = {
-    "DEFAULT_PERMISSION_CLASSES": ["spotlight_study.accounts.roles.IsStaff"],
+    "DEFAULT_PERMISSION_CLASSES": ["spotlight_study.accounts.roles.IsStudyRunner"],
     # Both JSON APIs (the researcher API and the annotator API) answer errors in one shape.
     "EXCEPTION_HANDLER": "spotlight_study.api.exceptions.api_exception_handler",
     # JSON only, to browsers too: DRF's browsable API pages use inline styles and scripts that
@@ -391,7 +391,7 @@ SPECTACULAR_SETTINGS = {
     "annotation, analysis, stimulus jobs and Prolific submissions. See docs/api.md.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
-    "SERVE_PERMISSIONS": ["spotlight_study.accounts.roles.IsStaff"],
+    "SERVE_PERMISSIONS": ["spotlight_study.accounts.roles.IsStudyRunner"],
     "COMPONENT_SPLIT_REQUEST": True,
     "PREPROCESSING_HOOKS": ["spotlight_study.api.schema.only_researcher_api"],
     # Enums as drf-spectacular does by default, then the error responses of every operation.

@@ -27,6 +27,8 @@ from django.views.decorators.http import require_POST
 
 from spotlight_study.accounts.roles import researcher_required
 from spotlight_study.studies.models import Study
+from spotlight_study.studies.access import study_member_required
+from spotlight_study.accounts.roles import RUNNING
 from spotlight_study.studies.selectors import study_get_or_404
 
 from . import selectors, webhooks
@@ -110,10 +112,10 @@ def _linked_or_redirect(request: HttpRequest, study: Study):
     return ps
 
 
-@researcher_required
+@study_member_required(*RUNNING)
 def review(request: HttpRequest, slug: str) -> HttpResponse:
     """Submission statuses, bulk approval, failed checks and bonuses of one study."""
-    study = study_get_or_404(slug=slug, with_settings=False)
+    study = request.study
     summary = selectors.review_summary(study)
     ps = summary["prolific"]
     return render(
@@ -130,7 +132,7 @@ def review(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _run(request: HttpRequest, slug: str, action) -> HttpResponse:
-    study = study_get_or_404(slug=slug, with_settings=False)
+    study = request.study
     ps = _linked_or_redirect(request, study)
     if ps is not None:
         try:
@@ -140,7 +142,7 @@ def _run(request: HttpRequest, slug: str, action) -> HttpResponse:
     return redirect("prolific:review", slug=slug)
 
 
-@researcher_required
+@study_member_required(*RUNNING)
 @require_POST
 def sync(request: HttpRequest, slug: str) -> HttpResponse:
     """Pull submission statuses from Prolific now."""
@@ -155,19 +157,19 @@ def sync(request: HttpRequest, slug: str) -> HttpResponse:
     return _run(request, slug, action)
 
 
-@researcher_required
+@study_member_required(*RUNNING)
 @require_POST
 def demographics(request: HttpRequest, slug: str) -> HttpResponse:
     """Fetch Prolific's demographic export of the study now (replaces the stored one)."""
     return _run(request, slug, lambda ps: demographics_fetch(prolific_study_id=ps.pk).message())
 
 
-@researcher_required
+@study_member_required(*RUNNING)
 @require_POST
 def message(request: HttpRequest, slug: str) -> HttpResponse:
     """Send a message through Prolific to one participant (pseudonym) or a group; back to the
     review page or the monitor (``back``)."""
-    study = study_get_or_404(slug=slug, with_settings=False)
+    study = request.study
     ps = _linked_or_redirect(request, study)
     if ps is not None:
         try:
@@ -207,7 +209,7 @@ def _review_message(report: ReviewReport) -> str:
     )
 
 
-@researcher_required
+@study_member_required(*RUNNING)
 @require_POST
 def review_action(
     request: HttpRequest, slug: str, service: Callable[..., ReviewReport]
@@ -222,11 +224,11 @@ def review_action(
     return _run(request, slug, lambda ps: _review_message(service(prolific_study_id=ps.pk)))
 
 
-@researcher_required
+@study_member_required(*RUNNING)
 @require_POST
 def bonus_draft(request: HttpRequest, slug: str) -> HttpResponse:
     """Check a bonus CSV and show the dry run (nothing is sent)."""
-    study = study_get_or_404(slug=slug, with_settings=False)
+    study = request.study
     ps = _linked_or_redirect(request, study)
     if ps is None:
         return redirect("prolific:review", slug=slug)
@@ -244,10 +246,10 @@ def bonus_draft(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect("prolific:bonus", slug=slug, pk=payment.pk)
 
 
-@researcher_required
+@study_member_required(*RUNNING)
 def bonus(request: HttpRequest, slug: str, pk: str) -> HttpResponse:
     """One bonus payment: its lines, total and status; a draft has the button to pay."""
-    study = study_get_or_404(slug=slug, with_settings=False)
+    study = request.study
     pk = int(pk)
     payment = BonusPayment.objects.filter(pk=pk, prolific_study__study=study).first()
     if payment is None:
@@ -255,11 +257,11 @@ def bonus(request: HttpRequest, slug: str, pk: str) -> HttpResponse:
     return render(request, "prolific/bonus.html", {"study": study, "payment": payment})
 
 
-@researcher_required
+@study_member_required(*RUNNING)
 @require_POST
 def bonus_pay(request: HttpRequest, slug: str, pk: str) -> HttpResponse:
     """Set up and pay a drafted bonus payment, once."""
-    study = study_get_or_404(slug=slug, with_settings=False)
+    study = request.study
     pk = int(pk)
     if not BonusPayment.objects.filter(pk=pk, prolific_study__study=study).exists():
         raise Http404("No such bonus payment.")
@@ -281,11 +283,11 @@ HELD_ACTIONS = {
 }
 
 
-@researcher_required
+@study_member_required(*RUNNING)
 def held(request: HttpRequest, slug: str) -> HttpResponse:
     """The submissions bulk approval holds back, with their evidence and actions, and the record
     of decisions made."""
-    study = study_get_or_404(slug=slug, with_settings=False)
+    study = request.study
     ps = _linked_or_redirect(request, study)
     if ps is None:
         return redirect("prolific:review", slug=slug)
@@ -297,11 +299,11 @@ def held(request: HttpRequest, slug: str) -> HttpResponse:
     })
 
 
-@researcher_required
+@study_member_required(*RUNNING)
 def held_decide(request: HttpRequest, slug: str, submission_id: str, action: str) -> HttpResponse:
     """The confirmation step of one decision on a held submission (GET), and the decision (POST,
     sent once: :func:`~.services.review.held_submission_decide`)."""
-    study = study_get_or_404(slug=slug, with_settings=False)
+    study = request.study
     ps = _linked_or_redirect(request, study)
     if ps is None:
         return redirect("prolific:review", slug=slug)

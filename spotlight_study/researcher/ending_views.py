@@ -27,6 +27,8 @@ from spotlight_study.prolific.errors import ProlificError, ProlificServiceError
 from spotlight_study.prolific.services.messages import message_send
 from spotlight_study.researcher.forms import EndParticipantsForm, MonitorFilterForm
 from spotlight_study.researcher.monitor import PILOT_EXCLUDE, PILOT_ONLY, duration_display
+from spotlight_study.studies.access import study_member_required
+from spotlight_study.accounts.roles import RUNNING
 from spotlight_study.studies.selectors import study_get_or_404
 
 
@@ -47,10 +49,10 @@ def _chosen(request: HttpRequest, study) -> tuple[list, str, str]:
     return people, f"every participant in progress idle for more than {filters.idle_minutes} minutes", query
 
 
-@researcher_required
+@study_member_required(*RUNNING)
 def monitor_end(request: HttpRequest, slug: str) -> HttpResponse:
     """Confirm (GET) and end (POST) stalled participants of the study; see the module."""
-    study = study_get_or_404(slug=slug, with_settings=False)
+    study = request.study
     monitor_url = reverse("researcher:monitor", args=[slug])
     if request.method == "POST":
         return _end(request, study, monitor_url)

@@ -37,6 +37,8 @@ from spotlight_study.researcher.services import (
 )
 from spotlight_study.studies.export import study_file_data, study_file_text
 from spotlight_study.studies.models import Study
+from spotlight_study.studies.access import study_member_required
+from spotlight_study.accounts.roles import OWNING, READING, RUNNING
 from spotlight_study.studies.selectors import study_cells, study_get_or_404
 
 #: Flagged participants listed on the study page (the export and the API list every one).
@@ -62,13 +64,13 @@ def study_list(request: HttpRequest) -> HttpResponse:
 
 @researcher_required
 def _study_list(request: HttpRequest) -> HttpResponse:
-    return render(request, "researcher/study_list.html", {"rows": study_home_rows()})
+    return render(request, "researcher/study_list.html", {"rows": study_home_rows(user=request.user)})
 
 
-@researcher_required
+@study_member_required(*READING, with_settings=True)
 def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
     """Participants per cell, median time per task and flags, live from the database."""
-    study = study_get_or_404(slug=slug)
+    study = request.study
     entry = request.build_absolute_uri(reverse("participation:entry", kwargs={"slug": slug}))
     prolific_link = (
         f"{entry}?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}&STUDY_ID={{{{%STUDY_ID%}}}}"
@@ -99,11 +101,11 @@ def _launch_report(request: HttpRequest, study: Study):
 
 
 @require_POST
-@researcher_required
+@study_member_required(*RUNNING, with_settings=True)
 def pilot(request: HttpRequest, slug: str) -> HttpResponse:
     """Run a pilot of N simulated participants (``action=run``) or delete the pilot data
     (``action=delete``), then back to the study page with a message (POST-redirect-GET)."""
-    study = study_get_or_404(slug=slug)
+    study = request.study
     back = reverse("researcher:study_detail", kwargs={"slug": slug}) + "#pilot"
     if request.POST.get("action") == "delete":
         deleted = pilot_delete(study=study)
@@ -131,10 +133,10 @@ def pilot(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect(back)
 
 
-@researcher_required
+@study_member_required(*READING, with_settings=True)
 def latest_report(request: HttpRequest, slug: str) -> HttpResponse:
     """The latest analysis report of the study (written by ``manage.py analyze``)."""
-    study = study_get_or_404(slug=slug)
+    study = request.study
     path = latest_report_dir(study) / "report.html"
     if not path.exists():
         return render(request, "researcher/no_report.html", {"study": study}, status=404)
@@ -166,41 +168,41 @@ def _monitor_context(request: HttpRequest, study: Study) -> tuple[dict, int]:
     }, 200
 
 
-@researcher_required
+@study_member_required(*READING, with_settings=True)
 def monitor(request: HttpRequest, slug: str) -> HttpResponse:
     """The live monitor: one row per participant, filtered by ``status``, ``flag`` and
     ``pilot`` (GET), 200 rows a page; bad filter values give the page with a message (400)."""
-    study = study_get_or_404(slug=slug)
+    study = request.study
     context, status = _monitor_context(request, study)
     return render(request, "researcher/monitor.html", context, status=status)
 
 
-@researcher_required
+@study_member_required(*READING, with_settings=True)
 def participant_detail(request: HttpRequest, slug: str, pseudonym: str) -> HttpResponse:
     """One participant's answers with their writing-process evidence and flags, by export
     pseudonym; 404 for an unknown one."""
-    study = study_get_or_404(slug=slug)
+    study = request.study
     evidence = participant_evidence(study=study, pseudonym=pseudonym)
     if evidence is None:
         raise Http404("No participant of this study has that pseudonym.")
     return render(request, "researcher/participant.html", {"study": study, "evidence": evidence})
 
 
-@researcher_required
+@study_member_required(*READING, with_settings=True)
 def monitor_rows(request: HttpRequest, slug: str) -> HttpResponse:
     """The monitor's ``<tbody>`` alone, for the page's auto-refresh (same GET parameters)."""
-    study = study_get_or_404(slug=slug)
+    study = request.study
     context, status = _monitor_context(request, study)
     response = render(request, "researcher/_monitor_rows.html", context, status=status)
     response["Cache-Control"] = "no-store"
     return response
 
 
-@researcher_required
+@study_member_required(*RUNNING, with_settings=True)
 def export_zip(request: HttpRequest, slug: str) -> HttpResponse:
     """Download ``<slug>-export.zip``: the three CSV files of ``export_results``,
     ``participants_wide.csv`` and ``README.txt``. Pilot data only with ``?include_pilot=1``."""
-    study = study_get_or_404(slug=slug)
+    study = request.study
     raw = request.GET.get("include_pilot", "0")
     if raw not in ("0", "1", ""):
         messages.error(
@@ -218,12 +220,12 @@ def export_zip(request: HttpRequest, slug: str) -> HttpResponse:
     return response
 
 
-@staff_required
+@study_member_required(*OWNING, with_settings=True)
 def study_file(request: HttpRequest, slug: str) -> HttpResponse:
     """Download ``<slug>.yaml``: the study file ``manage.py export_study`` writes, which
     ``import_study`` reads back into the same study (settings built on the Stimuli pages
     included). Staff only: the file holds the completion codes and everything participants see."""
-    study = study_get_or_404(slug=slug)
+    study = request.study
     try:
         text = study_file_text(study_file_data(study))
     except ValueError as exc:  # no training setting: nothing importable to give
@@ -235,19 +237,19 @@ def study_file(request: HttpRequest, slug: str) -> HttpResponse:
     return response
 
 
-@researcher_required
+@study_member_required(*READING, with_settings=True)
 def preview_index(request: HttpRequest, slug: str) -> HttpResponse:
     """The study's cells, each with a link to walk its flow."""
-    study = study_get_or_404(slug=slug)
+    study = request.study
     return render(request, "researcher/preview_index.html", {"study": study, "cells": study_cells(study)})
 
 
-@researcher_required
+@study_member_required(*READING, with_settings=True)
 def preview_page(request: HttpRequest, slug: str, cell: int, page: str) -> HttpResponse:
     """One page of the flow as a participant in ``cell`` would see it, through the step's spec
     (:func:`spotlight_study.participation.steps.preview`), in the study's language. Records
     nothing."""
-    study = study_get_or_404(slug=slug)
+    study = request.study
     cells = study_cells(study)
     if not 0 <= cell < len(cells):
         raise Http404("No such cell.")
