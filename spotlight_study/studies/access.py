@@ -101,13 +101,16 @@ def study_for_user(*, user, slug: str, roles: Iterable[str], with_settings: bool
         ``No study with slug '<slug>'.`` when the study does not exist *or* the user is no member
         of it (the same message, so that a non-member cannot tell the two apart).
     PermissionDenied
-        When the user is a member of the study but holds none of ``roles``.
+        When the user is a member of the study but holds none of ``roles``, or is instance
+        staff and ``roles`` is only ``annotator``.
     """
     roles = _check_roles(roles)
     queryset = studies_with_settings() if with_settings else Study.objects.all()
     study = queryset.filter(slug=slug).first()
     if study is not None and _staff_passes(user, roles):
         return study
+    if study is not None and is_staff_user(user):
+        raise PermissionDenied  # staff see every study, but never annotate one
     held = user_study_roles(user, study) if study is not None else frozenset()
     if not held:
         raise Http404(f"No study with slug '{slug}'.")
