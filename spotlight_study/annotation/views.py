@@ -29,6 +29,7 @@ from spotlight_study.accounts.roles import (
     staff_required,
 )
 from spotlight_study.studies.models import Study
+from spotlight_study.audit.services import audit_record
 from spotlight_study.studies.access import study_member_required
 from spotlight_study.accounts.roles import ADJUDICATING, ANNOTATING, OWNING, READING, RUNNING
 from spotlight_study.studies.selectors import study_get_or_404
@@ -499,6 +500,11 @@ def export(request: HttpRequest, slug: str, name: str) -> HttpResponse:
             request, study, "include_pilot must be 1 (with the pilot round) or 0 (without).", 400
         )
     text = exports.export_csv_text(study=study, name=name, include_pilot=raw == "1")
+    audit_record(
+        action="export.download", actor=request.user, study=study,
+        summary=f"Downloaded {name}.csv{' with the pilot round' if raw == '1' else ''}.",
+        detail={"file": f"{name}.csv", "include_pilot": raw == "1"},
+    )
     response = HttpResponse(text, content_type="text/csv; charset=utf-8")
     suffix = "-with-pilot" if raw == "1" else ""
     response["Content-Disposition"] = f'attachment; filename="{study.slug}-{name}{suffix}.csv"'

@@ -19,6 +19,7 @@ ACTIONS = {
     "participants.end": "staff ended participants' sessions",
     "export.download": "study data was downloaded",
     "privacy.erase": "a participant's data was erased",
+    "privacy.purge": "the study's Prolific IDs were replaced by pseudonyms",
 }
 
 

@@ -221,7 +221,7 @@ def review_action(
     the study's setting) the failed instruction checks
     (:func:`~.services.review.submissions_review_failed_checks`).
     """
-    return _run(request, slug, lambda ps: _review_message(service(prolific_study_id=ps.pk)))
+    return _run(request, slug, lambda ps: _review_message(service(prolific_study_id=ps.pk, actor=request.user)))
 
 
 @study_member_required(*RUNNING)

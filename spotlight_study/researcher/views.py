@@ -37,6 +37,7 @@ from spotlight_study.researcher.services import (
 )
 from spotlight_study.studies.export import study_file_data, study_file_text
 from spotlight_study.studies.models import Study
+from spotlight_study.audit.services import audit_record
 from spotlight_study.studies.access import study_member_required
 from spotlight_study.accounts.roles import OWNING, READING, RUNNING
 from spotlight_study.studies.selectors import study_cells, study_get_or_404
@@ -215,6 +216,10 @@ def export_zip(request: HttpRequest, slug: str) -> HttpResponse:
     response = HttpResponse(
         results_zip(study=study, include_pilot=include_pilot), content_type="application/zip"
     )
+    audit_record(
+        action="export.download", actor=request.user, study=study, summary=f"Downloaded {name}.",
+        detail={"file": name, "include_pilot": include_pilot},
+    )
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     response["Cache-Control"] = "no-store"
     return response
@@ -231,6 +236,10 @@ def study_file(request: HttpRequest, slug: str) -> HttpResponse:
     except ValueError as exc:  # no training setting: nothing importable to give
         messages.error(request, f"{exc} Nothing was downloaded.")
         return redirect(reverse("researcher:study_detail", kwargs={"slug": slug}) + "#downloads")
+    audit_record(
+        action="export.download", actor=request.user, study=study,
+        summary=f"Downloaded the study file {study.slug}.yaml.", detail={"file": f"{study.slug}.yaml"},
+    )
     response = HttpResponse(text.encode("utf-8"), content_type="application/yaml; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{study.slug}.yaml"'
     response["Cache-Control"] = "no-store"
