@@ -19,20 +19,14 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from spotlight_study.accounts.roles import (
-    adjudicator_required,
-    annotator_required,
     is_adjudicator,
     is_annotator,
     is_researcher,
-    is_staff_user,
-    researcher_required,
-    staff_required,
 )
 from spotlight_study.studies.models import Study
 from spotlight_study.audit.services import audit_record
-from spotlight_study.studies.access import study_member_required
+from spotlight_study.studies.access import study_member_required, user_may
 from spotlight_study.accounts.roles import ADJUDICATING, ANNOTATING, OWNING, READING, RUNNING
-from spotlight_study.studies.selectors import study_get_or_404
 
 from . import exports, selectors
 from .errors import (
@@ -398,7 +392,7 @@ def overview(request: HttpRequest, slug: str) -> HttpResponse:
             "study": study,
             "o": selectors.researcher_overview(study=study),
             "pilot": pilot,
-            "can_switch_pilot_round": is_staff_user(request.user),
+            "can_switch_pilot_round": user_may(request.user, study, OWNING),
             "machine": machine_overview(study=study),
             "acceptance": _acceptance_context(request, study),
             "exports": exports.EXPORTS,
@@ -440,7 +434,7 @@ def _acceptance_context(request: HttpRequest, study: Study) -> dict:
     """What the overview shows of the accepted machine labels; the form for staff only."""
     models = machine_models(study=study)
     form = None
-    if is_staff_user(request.user) and models:
+    if user_may(request.user, study, OWNING) and models:
         form = MachineAcceptanceForm(models=models, label_fields=ACCEPTABLE_FIELDS)
     return {
         "current": selectors.machine_accepted_fields(study=study),

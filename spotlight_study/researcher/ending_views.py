@@ -16,7 +16,6 @@ from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
-from spotlight_study.accounts.roles import researcher_required
 from spotlight_study.participation.ending import (
     ending_message_recorded,
     participants_end,
@@ -29,7 +28,6 @@ from spotlight_study.researcher.forms import EndParticipantsForm, MonitorFilterF
 from spotlight_study.researcher.monitor import PILOT_EXCLUDE, PILOT_ONLY, duration_display
 from spotlight_study.studies.access import study_member_required
 from spotlight_study.accounts.roles import RUNNING
-from spotlight_study.studies.selectors import study_get_or_404
 
 
 def _chosen(request: HttpRequest, study) -> tuple[list, str, str]:

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import ending_views, team_views, views
+from . import ending_views, study_team_views, team_views, views
 
 app_name = "researcher"
 
@@ -10,6 +10,10 @@ urlpatterns = [
     path("team/", team_views.team, name="team"),
     path("team/remove/", team_views.team_remove, name="team_remove"),
     path("<slug:slug>/", views.study_detail, name="study_detail"),
+    path("<slug:slug>/team/", study_team_views.study_team, name="study_team"),
+    path("<slug:slug>/team/remove/", study_team_views.study_team_remove, name="study_team_remove"),
+    path("<slug:slug>/audit/", study_team_views.study_audit, name="study_audit"),
+    path("<slug:slug>/audit.csv", study_team_views.study_audit_csv, name="study_audit_csv"),
     path("<slug:slug>/report/", views.latest_report, name="report"),
     path("<slug:slug>/pilot/", views.pilot, name="pilot"),
     path("<slug:slug>/monitor/", views.monitor, name="monitor"),

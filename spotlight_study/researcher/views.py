@@ -16,7 +16,6 @@ from spotlight_study.accounts.roles import (
     is_annotator,
     is_researcher,
     researcher_required,
-    staff_required,
 )
 from spotlight_study.participation.errors import PilotError
 from spotlight_study.participation import steps
@@ -38,12 +37,15 @@ from spotlight_study.researcher.services import (
 from spotlight_study.studies.export import study_file_data, study_file_text
 from spotlight_study.studies.models import Study
 from spotlight_study.audit.services import audit_record
-from spotlight_study.studies.access import study_member_required
+from spotlight_study.audit.selectors import audit_entries
+from spotlight_study.studies.access import study_member_required, user_may
 from spotlight_study.accounts.roles import OWNING, READING, RUNNING
-from spotlight_study.studies.selectors import study_cells, study_get_or_404
+from spotlight_study.studies.selectors import study_cells
 
 #: Flagged participants listed on the study page (the export and the API list every one).
 FLAGGED_ROWS_SHOWN = 200
+#: Audit entries on the study page for its owners (the trail page and its CSV have every one).
+AUDIT_ROWS_SHOWN = 10
 
 
 def study_list(request: HttpRequest) -> HttpResponse:
@@ -89,6 +91,9 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "report_includes_pilot": latest_report_includes_pilot(study),
             "launch": _launch_report(request, study),
             "planner": study_plan(study=study, query=request.GET),
+            # The owners' part of the page (issue 40): the team and the latest audit entries.
+            "owner": (owner := user_may(request.user, study, OWNING)),
+            "entries": list(audit_entries(study_id=study.pk)[:AUDIT_ROWS_SHOWN]) if owner else [],
         },
     )
 
