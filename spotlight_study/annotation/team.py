@@ -144,8 +144,9 @@ def team_member_create(
     return NewMember(user=user, role=role, password=password)
 
 
-def team_member_add(*, username: str, role: str) -> User:
-    """Put the existing user ``username`` in the group of ``role`` (e.g. to bring back a member).
+def team_member_add(*, username: str, role: str, studies=(), actor=None) -> User:
+    """Put the existing user ``username`` in the group of ``role`` (e.g. to bring back a member),
+    and make them a member of ``studies`` with that role (audited, author ``actor``).
 
     Raises
     ------
@@ -164,7 +165,13 @@ def team_member_add(*, username: str, role: str) -> User:
         )
     if user.groups.filter(pk=group.pk).exists():
         raise TeamError(f"{user.username} is already an {ROLE_LABELS[role]}.")
-    user.groups.add(group)
+    try:
+        with transaction.atomic():
+            user.groups.add(group)
+            for study in studies:
+                member_add(study=study, username=user.username, role=STUDY_ROLE[role], actor=actor)
+    except StudyMemberError as exc:
+        raise TeamError(str(exc)) from None
     return user
 
 
