@@ -19,14 +19,18 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from spotlight_study.accounts.roles import (
+    ADJUDICATING,
+    ANNOTATING,
+    OWNING,
+    READING,
+    RUNNING,
     is_adjudicator,
     is_annotator,
     is_researcher,
 )
-from spotlight_study.studies.models import Study
 from spotlight_study.audit.services import audit_record
 from spotlight_study.studies.access import study_member_required, user_may
-from spotlight_study.accounts.roles import ADJUDICATING, ANNOTATING, OWNING, READING, RUNNING
+from spotlight_study.studies.models import Study
 
 from . import exports, selectors
 from .errors import (

@@ -19,12 +19,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import transaction
-
-from spotlight_study.audit.services import audit_record
 from django.db.models import Max
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
+from spotlight_study.audit.services import audit_record
 from spotlight_study.studies.models import Study
 
 from .errors import EndingRefused

@@ -25,9 +25,9 @@ from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
-from spotlight_study.studies.models import Study
-from spotlight_study.studies.access import study_member_required
 from spotlight_study.accounts.roles import RUNNING
+from spotlight_study.studies.access import study_member_required
+from spotlight_study.studies.models import Study
 
 from . import selectors, webhooks
 from .errors import ProlificError, ProlificServiceError, WebhookEventInvalid

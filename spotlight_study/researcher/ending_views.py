@@ -16,6 +16,7 @@ from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
+from spotlight_study.accounts.roles import RUNNING
 from spotlight_study.participation.ending import (
     ending_message_recorded,
     participants_end,
@@ -27,7 +28,6 @@ from spotlight_study.prolific.services.messages import message_send
 from spotlight_study.researcher.forms import EndParticipantsForm, MonitorFilterForm
 from spotlight_study.researcher.monitor import PILOT_EXCLUDE, PILOT_ONLY, duration_display
 from spotlight_study.studies.access import study_member_required
-from spotlight_study.accounts.roles import RUNNING
 
 
 def _chosen(request: HttpRequest, study) -> tuple[list, str, str]:

@@ -1,4 +1,6 @@
-"""Researcher pages (staff and the ``researchers`` group; other logged-in users get 403).
+"""Researcher pages: each study's for its members by role (``studies.access``; non-members get
+the 404 of an unknown study, members without the role 403), the study list for anyone with a
+researcher role (it lists only their studies).
 
 The preview walks the flow with GET links and records nothing.
 """
@@ -12,11 +14,16 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from spotlight_study.accounts.roles import (
+    OWNING,
+    READING,
+    RUNNING,
     is_adjudicator,
     is_annotator,
     is_researcher,
     researcher_required,
 )
+from spotlight_study.audit.selectors import audit_entries
+from spotlight_study.audit.services import audit_record
 from spotlight_study.participation.errors import PilotError
 from spotlight_study.participation import steps
 from spotlight_study.participation.language import study_language
@@ -35,11 +42,8 @@ from spotlight_study.researcher.services import (
     latest_report_includes_pilot,
 )
 from spotlight_study.studies.export import study_file_data, study_file_text
-from spotlight_study.studies.models import Study
-from spotlight_study.audit.services import audit_record
-from spotlight_study.audit.selectors import audit_entries
 from spotlight_study.studies.access import study_member_required, user_may
-from spotlight_study.accounts.roles import OWNING, READING, RUNNING
+from spotlight_study.studies.models import Study
 from spotlight_study.studies.selectors import study_cells
 
 #: Flagged participants listed on the study page (the export and the API list every one).
