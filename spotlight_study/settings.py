@@ -68,7 +68,7 @@ ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[:
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "spotlight_study.accounts.admin_apps.LabAdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -354,7 +354,7 @@ CELERY_BEAT_SCHEDULE = {
 }
 
 REST_FRAMEWORK = {
-    "DEFAULT_PERMISSION_CLASSES": ["spotlight_study.accounts.roles.IsStaff"],
+    "DEFAULT_PERMISSION_CLASSES": ["spotlight_study.accounts.roles.IsStudyRunner"],
     # Both JSON APIs (the researcher API and the annotator API) answer errors in one shape.
     "EXCEPTION_HANDLER": "spotlight_study.api.exceptions.api_exception_handler",
     # JSON only, to browsers too: DRF's browsable API pages use inline styles and scripts that
@@ -391,7 +391,7 @@ SPECTACULAR_SETTINGS = {
     "annotation, analysis, stimulus jobs and Prolific submissions. See docs/api.md.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
-    "SERVE_PERMISSIONS": ["spotlight_study.accounts.roles.IsStaff"],
+    "SERVE_PERMISSIONS": ["spotlight_study.accounts.roles.IsStudyRunner"],
     "COMPONENT_SPLIT_REQUEST": True,
     "PREPROCESSING_HOOKS": ["spotlight_study.api.schema.only_researcher_api"],
     # Enums as drf-spectacular does by default, then the error responses of every operation.

@@ -195,6 +195,72 @@ def demo_study(db, demo_data):
     return study_get_with_settings(slug=demo_data["slug"])
 
 
+# Study membership (issue 40) for the tests written before it: their users of the old global
+# groups and their ``is_staff`` users keep the access those gave, by the rule the migration
+# applied to a running instance (studies/migrations/0014): a member of ``annotators``,
+# ``adjudicators`` or ``researchers`` is a member of every study with that role, an ``is_staff``
+# user is in ``lab admins``. Tests marked ``own_membership`` (the access tests) go without.
+_LEGACY_ROLE = {"annotators": "annotator", "adjudicators": "adjudicator", "researchers": "researcher"}
+
+
+def _legacy_members_for_study(sender, instance, created, raw=False, **kwargs):
+    if not created or raw:
+        return
+    from spotlight_study.studies.models import StudyMember
+
+    rows = [
+        StudyMember(study=instance, user=user, role=role)
+        for group, role in _LEGACY_ROLE.items()
+        for user in User.objects.filter(groups__name=group)
+    ]
+    StudyMember.objects.bulk_create(rows, ignore_conflicts=True)
+
+
+def _legacy_members_for_groups(sender, instance, action, pk_set, model, **kwargs):
+    if action != "post_add" or not isinstance(instance, User):
+        return
+    from django.contrib.auth.models import Group
+
+    from spotlight_study.studies.models import Study, StudyMember
+
+    roles = [_LEGACY_ROLE[n] for n in Group.objects.filter(pk__in=pk_set).values_list("name", flat=True) if n in _LEGACY_ROLE]
+    rows = [StudyMember(study=s, user=instance, role=r) for r in roles for s in Study.objects.all()]
+    StudyMember.objects.bulk_create(rows, ignore_conflicts=True)
+
+
+def _legacy_staff_is_lab_admin(sender, instance, created, raw=False, **kwargs):
+    if created and not raw and instance.is_staff and not instance.is_superuser:
+        from django.contrib.auth.models import Group
+
+        from spotlight_study.accounts.roles import LAB_ADMINS
+
+        instance.groups.add(Group.objects.get_or_create(name=LAB_ADMINS)[0])
+
+
+@pytest.fixture(autouse=True)
+def _legacy_membership(request):
+    """The shim above, connected for the test unless it is marked ``own_membership``."""
+    if request.node.get_closest_marker("own_membership"):
+        yield
+        return
+    from django.db.models.signals import m2m_changed, post_save
+
+    from spotlight_study.studies.models import Study
+
+    hooks = [
+        (post_save, _legacy_members_for_study, Study),
+        (m2m_changed, _legacy_members_for_groups, User.groups.through),
+        (post_save, _legacy_staff_is_lab_admin, User),
+    ]
+    for signal, receiver, sender in hooks:
+        signal.connect(receiver, sender=sender, dispatch_uid=f"legacy-{receiver.__name__}")
+    try:
+        yield
+    finally:
+        for signal, receiver, sender in hooks:
+            signal.disconnect(receiver, sender=sender, dispatch_uid=f"legacy-{receiver.__name__}")
+
+
 @pytest.fixture
 def staff_client(client, db):
     """A test client logged in as a staff user."""

@@ -1,14 +1,19 @@
-"""Who may do what: staff, and the ``annotators``, ``adjudicators`` and ``researchers`` groups.
+"""Who may do what: instance staff, and each study's members with their roles (issue 40).
 
-The one place where access rules live; every app's views, the site navigation and both JSON
-APIs ask here.
+The instance-wide half of the access rules; the study-scoped half (a study's members, the
+decorator ``study_member_required`` and the selector ``studies_visible_to``) is
+:mod:`spotlight_study.studies.access`, which builds on the predicates here.
 
-- **Staff** (``is_staff``, active) run the study: the stimulus pages, the team page and the
-  researcher REST API (:class:`IsStaff`, the rule DRF's ``IsAdminUser`` applied before).
-- **Researchers** are staff or members of ``researchers``: the researcher pages, the Prolific
-  review pages and the annotation overview.
-- **Adjudicators** are staff or members of ``adjudicators``.
-- **Annotators** are members of ``annotators``, and only they: staff are not blind (they can see
+- **Instance staff** (:func:`is_staff_user`) are the superusers and the members of the
+  ``lab admins`` group: they see and run every study, the stimulus pages and the team page.
+  ``is_staff`` alone (Django's admin flag) no longer makes anyone instance staff; the migration
+  that introduced study members put every ``is_staff`` user of the time into ``lab admins``.
+- **Members** of a study (``studies.StudyMember``) hold one or more of :data:`STUDY_ROLES`
+  on it; the predicates below say whether a user holds a role on *some* study (for the site
+  navigation and the pages that list studies), never which.
+- **Researchers** are instance staff or owners, researchers or viewers of some study.
+- **Adjudicators** are instance staff or adjudicators of some study.
+- **Annotators** are annotators of some study, and only they: staff are not blind (they can see
   conditions), so being staff is not enough. The annotator JSON API uses :class:`IsAnnotator`.
 
 A user who is not logged in is sent to the login page by the view decorators; a logged-in user
@@ -27,6 +32,24 @@ ANNOTATORS = "annotators"
 ADJUDICATORS = "adjudicators"
 RESEARCHERS = "researchers"
 GROUPS = (ANNOTATORS, ADJUDICATORS, RESEARCHERS)
+# The global group of instance staff besides the superusers.
+LAB_ADMINS = "lab admins"
+
+# A study member's roles (``studies.StudyMember.role``), most powerful first.
+OWNER = "owner"
+RESEARCHER = "researcher"
+ADJUDICATOR = "adjudicator"
+ANNOTATOR = "annotator"
+VIEWER = "viewer"
+STUDY_ROLES = (OWNER, RESEARCHER, ADJUDICATOR, ANNOTATOR, VIEWER)
+# Which roles a page or API operation accepts; instance staff pass every set except ANNOTATING.
+READING = (OWNER, RESEARCHER, VIEWER)  # researcher pages that only show (no participant data out)
+RUNNING = (OWNER, RESEARCHER)  # changes, downloads, Prolific review, the API
+OWNING = (OWNER,)  # members, the audit trail, the study's credentials
+ANNOTATING = (ANNOTATOR,)
+ADJUDICATING = (ADJUDICATOR,)
+# The roles that see conditions: an annotator of a study may hold none of them there.
+SEES_CONDITIONS = (OWNER, RESEARCHER, VIEWER)
 
 
 def _in_group(user, name: str) -> bool:
@@ -41,23 +64,40 @@ def _in_group(user, name: str) -> bool:
 
 
 def is_staff_user(user) -> bool:
-    """Logged in, active and staff (``is_staff``)."""
-    return bool(user and user.is_authenticated and user.is_active and user.is_staff)
+    """Instance staff: logged in, active, and a superuser or a member of ``lab admins``."""
+    if not (user and user.is_authenticated and user.is_active):
+        return False
+    return bool(user.is_superuser) or _in_group(user, LAB_ADMINS)
+
+
+def member_roles(user) -> frozenset[str]:
+    """The roles ``user`` holds on any study (empty for anonymous or inactive users).
+
+    Read through the reverse accessor ``study_memberships`` of ``studies.StudyMember`` (this
+    module sits below ``studies`` and imports none of it); one query per user object.
+    """
+    if not user or not user.is_authenticated or not user.is_active:
+        return frozenset()
+    cache = getattr(user, "_spotlight_member_roles", None)
+    if cache is None:
+        cache = frozenset(user.study_memberships.values_list("role", flat=True).distinct())
+        user._spotlight_member_roles = cache
+    return cache
 
 
 def is_annotator(user) -> bool:
-    """Member of ``annotators`` (and active)."""
-    return _in_group(user, ANNOTATORS)
+    """Annotator of some study (and active)."""
+    return ANNOTATOR in member_roles(user)
 
 
 def is_adjudicator(user) -> bool:
-    """Member of ``adjudicators``, or staff."""
-    return is_staff_user(user) or _in_group(user, ADJUDICATORS)
+    """Instance staff, or adjudicator of some study."""
+    return is_staff_user(user) or ADJUDICATOR in member_roles(user)
 
 
 def is_researcher(user) -> bool:
-    """Staff, or member of ``researchers``."""
-    return is_staff_user(user) or _in_group(user, RESEARCHERS)
+    """Instance staff, or owner, researcher or viewer of some study."""
+    return is_staff_user(user) or bool(member_roles(user) & set(READING))
 
 
 def role_required(check: Callable[[object], bool]) -> Callable:
@@ -85,18 +125,22 @@ researcher_required = role_required(is_researcher)
 
 
 class IsStaff(permissions.BasePermission):
-    """DRF permission of the researcher API (its default, ``REST_FRAMEWORK`` settings): staff
-    only (:func:`is_staff_user`).
-
-    The API's rule is staff, not :func:`is_researcher`: members of ``researchers`` who are not
-    staff use the pages, not the API. This is the rule of DRF's ``IsAdminUser`` used before;
-    the added ``is_active`` check changes nothing because authentication already refuses
-    inactive users.
-    """
+    """DRF permission of the instance-wide parts of the researcher API (the stimulus
+    endpoints, the schema and its docs): instance staff only (:func:`is_staff_user`)."""
 
     def has_permission(self, request, view) -> bool:
-        """Whether the request's user is staff."""
+        """Whether the request's user is instance staff."""
         return is_staff_user(request.user)
+
+
+class IsStudyRunner(permissions.BasePermission):
+    """DRF permission of the researcher API (its default, ``REST_FRAMEWORK`` settings): instance
+    staff, or an owner or researcher of some study. Which studies a user reaches is decided per
+    request by ``studies.access`` (lists filtered, other studies 404)."""
+
+    def has_permission(self, request, view) -> bool:
+        """Whether the request's user is instance staff or runs some study."""
+        return is_staff_user(request.user) or bool(member_roles(request.user) & set(RUNNING))
 
 
 class IsAnnotator(permissions.BasePermission):

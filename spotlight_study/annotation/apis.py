@@ -16,8 +16,8 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
-from spotlight_study.accounts.roles import IsAnnotator
-from spotlight_study.studies.selectors import study_get_or_404
+from spotlight_study.accounts.roles import ANNOTATING, IsAnnotator
+from spotlight_study.studies.access import study_for_user
 
 from . import selectors
 from .codebook_labels import is_declared, item_fields
@@ -56,7 +56,7 @@ class NextItemAPI(_AnnotatorAPI):
     ``pilot_round_closed`` when it is closed)."""
 
     def post(self, request, slug: str):
-        study = study_get_or_404(slug=slug, with_settings=False)
+        study = study_for_user(user=request.user, slug=slug, roles=ANNOTATING)
         raw = request.query_params.get("pilot", "0")
         if raw not in ("0", "1"):
             raise ValidationError({"pilot": ["pilot must be 1 (the pilot round) or 0."]})
@@ -72,7 +72,7 @@ class ItemAPI(_AnnotatorAPI):
     save checks the reservation again)."""
 
     def get(self, request, slug: str, item_id: str):
-        study = study_get_or_404(slug=slug, with_settings=False)
+        study = study_for_user(user=request.user, slug=slug, roles=ANNOTATING)
         item = item_open(study=study, annotator=request.user, public_id=item_id)
         return Response(self._payload(item, request.user))
 
@@ -102,7 +102,7 @@ class LabelAPI(_AnnotatorAPI):
     """
 
     def put(self, request, slug: str, item_id: str):
-        study = study_get_or_404(slug=slug, with_settings=False)
+        study = study_for_user(user=request.user, slug=slug, roles=ANNOTATING)
         serializer = LabelInSerializer(data=request.data, declared=is_declared(study))
         serializer.is_valid(raise_exception=True)
         _log_label_body(request, item_id)

@@ -17,6 +17,8 @@ from django.utils import timezone
 
 from spotlight_study.participation import flags as quality_flags
 from spotlight_study.participation.models import Participant, TaskResponse
+from spotlight_study.accounts.roles import ADJUDICATING, ANNOTATING
+from spotlight_study.studies.access import studies_visible_to
 from spotlight_study.studies.models import Setting, Study
 
 from .codebook_labels import agreed_values, frozen_values, is_declared
@@ -137,11 +139,12 @@ def item_queryset() -> QuerySet[Item]:
     return Item.objects.select_related("response", "setting", "study")
 
 
-def annotation_studies() -> QuerySet[Study]:
-    """Studies with at least one saved answer (each becomes an item when a queue, export or
-    import reads the study: :func:`~.services.queue.items_sync`), by title."""
+def annotation_studies(*, user) -> QuerySet[Study]:
+    """The studies ``user`` annotates or adjudicates (``studies.access.studies_visible_to``) with
+    at least one saved answer (each becomes an item when a queue, export or import reads the
+    study: :func:`~.services.queue.items_sync`), by title."""
     return (
-        Study.objects.filter(participants__responses__answered_at__isnull=False)
+        studies_visible_to(user, ANNOTATING + ADJUDICATING).filter(participants__responses__answered_at__isnull=False)
         .distinct()
         .order_by("title")
     )

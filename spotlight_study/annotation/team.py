@@ -1,10 +1,11 @@
 """The annotation team: annotator and adjudicator accounts and their group membership.
 
 Used by ``manage.py add_annotator`` and the researcher team page (``/researcher/team/``).
-Members are ordinary, non-staff users in the ``annotators`` or ``adjudicators`` group
-(:mod:`spotlight_study.accounts.roles`); staff are never put in ``annotators`` because they
-can see conditions and so are not blind. Removing a member takes the user out of the group and
-keeps every label they saved.
+Members are ordinary, non-staff users in the ``annotators`` or ``adjudicators`` group (the
+accounts of the annotation team); which studies they work on is their study membership
+(``studies.StudyMember``, :mod:`spotlight_study.studies.members`), not the group. Staff are
+never annotators because they can see conditions and so are not blind. Removing a member takes
+the user out of the group and out of that role on every study, and keeps every label they saved.
 
 Passwords are never chosen by the researcher: a new member gets a one-time link to set one
 (Django's password-reset tokens, :class:`django.contrib.auth.tokens.PasswordResetTokenGenerator`)
@@ -27,9 +28,13 @@ from django.utils.http import urlsafe_base64_encode
 
 from .errors import TeamError
 from .models import Assignment
-from spotlight_study.accounts.roles import ADJUDICATORS, ANNOTATORS
+from spotlight_study.accounts.roles import ADJUDICATOR, ADJUDICATORS, ANNOTATOR, ANNOTATORS
+from spotlight_study.studies.errors import StudyMemberError
+from spotlight_study.studies.members import member_add, member_remove, studies_of_member
 
 TEAM_ROLES = (ANNOTATORS, ADJUDICATORS)
+# The study role (studies.StudyMember.role) a team group's member gets on a study.
+STUDY_ROLE = {ANNOTATORS: ANNOTATOR, ADJUDICATORS: ADJUDICATOR}
 ROLE_LABELS = {ANNOTATORS: "annotator", ADJUDICATORS: "adjudicator"}
 
 
@@ -82,7 +87,8 @@ def _check_new_username(username: str) -> str:
 
 
 def team_member_create(
-    *, username: str, role: str, email: str = "", generate_password: bool = False
+    *, username: str, role: str, email: str = "", generate_password: bool = False,
+    studies=(), actor=None,
 ) -> NewMember:
     """Create a non-staff user in the group of ``role``.
 
@@ -96,6 +102,9 @@ def team_member_create(
     generate_password : bool
         Give the user a random password (returned once in :attr:`NewMember.password`); otherwise
         the password is unusable until set through :func:`password_set_link`.
+    studies : iterable of Study
+        Studies the new user becomes a member of with the role (``annotator`` or
+        ``adjudicator``), each recorded in the audit trail with ``actor`` as its author.
 
     Returns
     -------
@@ -125,14 +134,19 @@ def team_member_create(
                 user.set_unusable_password()
             user.save()
             user.groups.add(group)
+            for study in studies:
+                member_add(study=study, username=user.username, role=STUDY_ROLE[role], actor=actor)
     except IntegrityError:
         # Someone created the same username between the check and the insert.
         raise TeamError(f"A user named {username!r} already exists; nothing was changed.") from None
+    except StudyMemberError as exc:
+        raise TeamError(str(exc)) from None
     return NewMember(user=user, role=role, password=password)
 
 
-def team_member_add(*, username: str, role: str) -> User:
-    """Put the existing user ``username`` in the group of ``role`` (e.g. to bring back a member).
+def team_member_add(*, username: str, role: str, studies=(), actor=None) -> User:
+    """Put the existing user ``username`` in the group of ``role`` (e.g. to bring back a member),
+    and make them a member of ``studies`` with that role (audited, author ``actor``).
 
     Raises
     ------
@@ -151,12 +165,19 @@ def team_member_add(*, username: str, role: str) -> User:
         )
     if user.groups.filter(pk=group.pk).exists():
         raise TeamError(f"{user.username} is already an {ROLE_LABELS[role]}.")
-    user.groups.add(group)
+    try:
+        with transaction.atomic():
+            user.groups.add(group)
+            for study in studies:
+                member_add(study=study, username=user.username, role=STUDY_ROLE[role], actor=actor)
+    except StudyMemberError as exc:
+        raise TeamError(str(exc)) from None
     return user
 
 
-def team_member_remove(*, user: User, role: str, now=None) -> int:
-    """Take ``user`` out of the group of ``role``, keeping their labels and adjudications.
+def team_member_remove(*, user: User, role: str, now=None, actor=None) -> int:
+    """Take ``user`` out of the group of ``role`` and out of that role on every study (each
+    removal recorded in the audit trail, author ``actor``), keeping their labels and adjudications.
 
     An annotator's open reservations are released at once, so the items they held go to other
     annotators without waiting for the reservation timeout.
@@ -177,6 +198,8 @@ def team_member_remove(*, user: User, role: str, now=None) -> int:
         if not user.groups.filter(pk=group.pk).exists():
             raise TeamError(f"{user.username} is not an {ROLE_LABELS[role]}; nothing was changed.")
         user.groups.remove(group)
+        for study in studies_of_member(user=user, role=STUDY_ROLE[role]):
+            member_remove(study=study, username=user.username, role=STUDY_ROLE[role], actor=actor)
         released = 0
         if role == ANNOTATORS:
             released = Assignment.objects.filter(

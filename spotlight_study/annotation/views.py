@@ -19,17 +19,18 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from spotlight_study.accounts.roles import (
-    adjudicator_required,
-    annotator_required,
+    ADJUDICATING,
+    ANNOTATING,
+    OWNING,
+    READING,
+    RUNNING,
     is_adjudicator,
     is_annotator,
     is_researcher,
-    is_staff_user,
-    researcher_required,
-    staff_required,
 )
+from spotlight_study.audit.services import audit_record
+from spotlight_study.studies.access import study_member_required, user_may
 from spotlight_study.studies.models import Study
-from spotlight_study.studies.selectors import study_get_or_404
 
 from . import exports, selectors
 from .errors import (
@@ -92,7 +93,7 @@ def home(request: HttpRequest) -> HttpResponse:
         request,
         "annotation/home.html",
         {
-            "studies": selectors.annotation_studies(),
+            "studies": selectors.annotation_studies(user=user),
             "pilot_open": pilot_round_open_study_ids(),
             "annotator": annotator,
             "adjudicator": adjudicator,
@@ -109,7 +110,7 @@ def _queue_url(slug: str, pilot: bool) -> str:
 
 
 def _queue_page(request: HttpRequest, slug: str, *, pilot: bool) -> HttpResponse:
-    study = study_get_or_404(slug=slug, with_settings=False)
+    study = request.study
     # Writes nothing: answers that are not items yet count as open (selectors.answers_without_item).
     return render(
         request,
@@ -123,14 +124,14 @@ def _queue_page(request: HttpRequest, slug: str, *, pilot: bool) -> HttpResponse
     )
 
 
-@annotator_required
+@study_member_required(*ANNOTATING)
 @never_cache
 def queue(request: HttpRequest, slug: str) -> HttpResponse:
     """The annotator's own queue: the open item, their labeled items and how many remain."""
     return _queue_page(request, slug, pilot=False)
 
 
-@annotator_required
+@study_member_required(*ANNOTATING)
 @never_cache
 def pilot_queue(request: HttpRequest, slug: str) -> HttpResponse:
     """The annotator's queue of the pilot annotation round (pilot participants' answers),
@@ -139,7 +140,7 @@ def pilot_queue(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _next(request: HttpRequest, slug: str, *, pilot: bool) -> HttpResponse:
-    study = study_get_or_404(slug=slug, with_settings=False)
+    study = request.study
     try:
         item = assignment_next(study=study, annotator=request.user, pilot=pilot)
     except PilotRoundClosed as exc:
@@ -152,21 +153,21 @@ def _next(request: HttpRequest, slug: str, *, pilot: bool) -> HttpResponse:
     return redirect("annotation:item", slug=slug, item_id=item.public_id)
 
 
-@annotator_required
+@study_member_required(*ANNOTATING)
 @require_POST
 def next_item(request: HttpRequest, slug: str) -> HttpResponse:
     """Reserve (or resume) the annotator's next item and open it."""
     return _next(request, slug, pilot=False)
 
 
-@annotator_required
+@study_member_required(*ANNOTATING)
 @require_POST
 def pilot_next_item(request: HttpRequest, slug: str) -> HttpResponse:
     """Reserve (or resume) the annotator's next item of the open pilot round and open it."""
     return _next(request, slug, pilot=True)
 
 
-@annotator_required
+@study_member_required(*ANNOTATING)
 @never_cache
 @require_http_methods(["GET", "POST"])
 def item_page(request: HttpRequest, slug: str, item_id: str) -> HttpResponse:
@@ -175,7 +176,7 @@ def item_page(request: HttpRequest, slug: str, item_id: str) -> HttpResponse:
     A POST whose hidden ``base_revision`` is older than the saved label (a second tab) saves
     nothing: the page shows both versions and, saved again, replaces the saved one.
     """
-    study = study_get_or_404(slug=slug, with_settings=False)
+    study = request.study
     try:
         item = item_open(study=study, annotator=request.user, public_id=item_id)
     except ItemNotFound as exc:
@@ -271,11 +272,11 @@ def _to_next(request: HttpRequest, study: Study, *, pilot: bool) -> HttpResponse
     return redirect("annotation:item", slug=study.slug, item_id=following.public_id)
 
 
-@annotator_required
+@study_member_required(*ANNOTATING)
 @require_POST
 def skip_item(request: HttpRequest, slug: str, item_id: str) -> HttpResponse:
     """Give the item back unlabeled (it returns last) and open the next one of its round."""
-    study = study_get_or_404(slug=slug, with_settings=False)
+    study = request.study
     try:
         skipped = assignment_skip(study=study, annotator=request.user, public_id=item_id)
     except ItemNotFound as exc:
@@ -300,11 +301,11 @@ def skip_item(request: HttpRequest, slug: str, item_id: str) -> HttpResponse:
 # --- adjudication --------------------------------------------------------------------------
 
 
-@adjudicator_required
+@study_member_required(*ADJUDICATING)
 @never_cache
 def adjudication_list(request: HttpRequest, slug: str) -> HttpResponse:
     """Items whose labels disagree, without annotator names, and a link to the first one."""
-    study = study_get_or_404(slug=slug, with_settings=False)
+    study = request.study
     ids = selectors.adjudication_queue(study=study, adjudicator=request.user)
     return render(
         request,
@@ -313,7 +314,7 @@ def adjudication_list(request: HttpRequest, slug: str) -> HttpResponse:
     )
 
 
-@adjudicator_required
+@study_member_required(*ADJUDICATING)
 @never_cache
 @require_http_methods(["GET", "POST"])
 def adjudicate(request: HttpRequest, slug: str, item_id: str) -> HttpResponse:
@@ -322,7 +323,7 @@ def adjudicate(request: HttpRequest, slug: str, item_id: str) -> HttpResponse:
     A first decision starts from what the annotators agree on; the fields they disagree on are
     left blank (and marked in the table).
     """
-    study = study_get_or_404(slug=slug, with_settings=False)
+    study = request.study
     item = selectors.adjudication_item(study=study, public_id=item_id, adjudicator=request.user)
     if item is None:
         return _error(request, study, "No such item awaits adjudication.", 404)
@@ -380,11 +381,11 @@ def adjudicate(request: HttpRequest, slug: str, item_id: str) -> HttpResponse:
 # --- researcher ----------------------------------------------------------------------------
 
 
-@researcher_required
+@study_member_required(*READING)
 def overview(request: HttpRequest, slug: str) -> HttpResponse:
     """Annotation progress, annotators, agreement per label and the downloads, of the real
     items; the pilot annotation round in a section of its own."""
-    study = study_get_or_404(slug=slug, with_settings=False)
+    study = request.study
     pilot = pilot_round_state(study=study)
     if pilot["open"] or pilot["items"]:
         pilot["o"] = selectors.researcher_overview(study=study, is_pilot=True)
@@ -395,7 +396,7 @@ def overview(request: HttpRequest, slug: str) -> HttpResponse:
             "study": study,
             "o": selectors.researcher_overview(study=study),
             "pilot": pilot,
-            "can_switch_pilot_round": is_staff_user(request.user),
+            "can_switch_pilot_round": user_may(request.user, study, OWNING),
             "machine": machine_overview(study=study),
             "acceptance": _acceptance_context(request, study),
             "exports": exports.EXPORTS,
@@ -404,7 +405,7 @@ def overview(request: HttpRequest, slug: str) -> HttpResponse:
     )
 
 
-@staff_required
+@study_member_required(*OWNING)
 @require_POST
 def pilot_round(request: HttpRequest, slug: str) -> HttpResponse:
     """Open (``action=open``) or close (``action=close``) the pilot annotation round.
@@ -412,7 +413,7 @@ def pilot_round(request: HttpRequest, slug: str) -> HttpResponse:
     Staff only, POST with CSRF; the outcome is a message on the overview. Another ``action``
     changes nothing and says so.
     """
-    study = study_get_or_404(slug=slug, with_settings=False)
+    study = request.study
     back = redirect(reverse("annotation:overview", args=[slug]) + "#pilot-round")
     action = request.POST.get("action", "")
     if action not in ("open", "close"):
@@ -437,7 +438,7 @@ def _acceptance_context(request: HttpRequest, study: Study) -> dict:
     """What the overview shows of the accepted machine labels; the form for staff only."""
     models = machine_models(study=study)
     form = None
-    if is_staff_user(request.user) and models:
+    if user_may(request.user, study, OWNING) and models:
         form = MachineAcceptanceForm(models=models, label_fields=ACCEPTABLE_FIELDS)
     return {
         "current": selectors.machine_accepted_fields(study=study),
@@ -446,14 +447,14 @@ def _acceptance_context(request: HttpRequest, study: Study) -> dict:
     }
 
 
-@staff_required
+@study_member_required(*OWNING)
 @require_POST
 def machine_accept(request: HttpRequest, slug: str) -> HttpResponse:
     """Accept (or revoke) one model's machine labels as final labels for label fields.
 
     Staff only, POST with a ticked confirmation box; the outcome is a message on the overview.
     """
-    study = study_get_or_404(slug=slug, with_settings=False)
+    study = request.study
     form = MachineAcceptanceForm(
         request.POST, models=machine_models(study=study), label_fields=ACCEPTABLE_FIELDS
     )
@@ -484,11 +485,11 @@ def machine_accept(request: HttpRequest, slug: str) -> HttpResponse:
     return back
 
 
-@researcher_required
+@study_member_required(*RUNNING)
 def export(request: HttpRequest, slug: str, name: str) -> HttpResponse:
     """Download ``annotations.csv``, ``final_labels.csv`` or ``agreement.csv``; the pilot
     round's items too with ``?include_pilot=1`` (any other value but 0 is a 400 page)."""
-    study = study_get_or_404(slug=slug, with_settings=False)
+    study = request.study
     if name not in exports.EXPORTS:
         raise Http404("No such export.")
     raw = request.GET.get("include_pilot", "0")
@@ -497,6 +498,11 @@ def export(request: HttpRequest, slug: str, name: str) -> HttpResponse:
             request, study, "include_pilot must be 1 (with the pilot round) or 0 (without).", 400
         )
     text = exports.export_csv_text(study=study, name=name, include_pilot=raw == "1")
+    audit_record(
+        action="export.download", actor=request.user, study=study,
+        summary=f"Downloaded {name}.csv{' with the pilot round' if raw == '1' else ''}.",
+        detail={"file": f"{name}.csv", "include_pilot": raw == "1"},
+    )
     response = HttpResponse(text, content_type="text/csv; charset=utf-8")
     suffix = "-with-pilot" if raw == "1" else ""
     response["Content-Disposition"] = f'attachment; filename="{study.slug}-{name}{suffix}.csv"'

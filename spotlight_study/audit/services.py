@@ -19,6 +19,7 @@ ACTIONS = {
     "participants.end": "staff ended participants' sessions",
     "export.download": "study data was downloaded",
     "privacy.erase": "a participant's data was erased",
+    "privacy.purge": "the study's Prolific IDs were replaced by pseudonyms",
 }
 
 
@@ -72,4 +73,20 @@ def audit_record(
         study_slug=getattr(study, "slug", "") or "",
         summary=(summary or "")[:500],
         detail=_plain(detail or {}),
+    )
+
+
+def credentials_change_record(*, study, actor=None, cleared: bool = False, fields=()) -> AuditEntry:
+    """Record that ``study``'s Prolific credentials were saved (or, with ``cleared``, removed).
+
+    ``fields`` names what changed (e.g. ``["token", "webhook_secret"]``), never a value: the
+    trail is shown to owners and exported, and a secret must not be written anywhere again.
+    For the per-study credentials (issue 40, section 2), called inside their save's transaction.
+    """
+    names = sorted(str(f) for f in fields)
+    return audit_record(
+        action="credentials.clear" if cleared else "credentials.set", actor=actor, study=study,
+        summary=("Removed" if cleared else "Saved") + " the study's Prolific credentials"
+        + (f" ({', '.join(names)})." if names else "."),
+        detail={"fields": names},
     )

@@ -23,6 +23,7 @@ from django.db.models import Max
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
+from spotlight_study.audit.services import audit_record
 from spotlight_study.studies.models import Study
 
 from .errors import EndingRefused
@@ -180,6 +181,11 @@ def participants_end(
                 updated_at=now,
             )
             endings = ParticipantEnding.objects.bulk_create(endings)
+            audit_record(
+                action="participants.end", actor=ended_by, study=study,
+                summary=f"Ended {len(ended)} participant(s) ({via}): {reason[:200]}",
+                detail={"pseudonyms": ended, "via": via, "reason": reason},
+            )
     return EndReport(ended=tuple(ended), skipped=tuple(skipped), endings=tuple(endings) if not dry_run else ())
 
 

@@ -54,6 +54,7 @@ from spotlight_study.annotation.models import (
     FinalLabel,
     Item,
 )
+from spotlight_study.audit.services import audit_record
 from spotlight_study.identifiers import PSEUDONYM_RE
 from spotlight_study.participation.models import Participant
 from spotlight_study.participation.selectors import participant_pseudonym
@@ -221,6 +222,12 @@ def participant_erase(
             _erase_participant(held.participant, study=study, action=action, rows=rows)
         action.rows = rows
         action.save()
+        # No pseudonym or id in the trail: it must not point back at the erased participant.
+        audit_record(
+            action="privacy.erase", study=study,
+            summary=f"A participant's data were erased (by {action.performed_by or 'an operator'}).",
+            detail={"privacy_action_id": action.pk, "performed_by": action.performed_by, "rows": rows},
+        )
     return ErasureResult(action=action, pseudonym=pseudonym, other_studies=other_studies)
 
 
@@ -375,10 +382,16 @@ def identifiers_purge(
             "webhook_events": changed_events,
             "bonus_payments": _redact_bonus_payments(prolific_study, mapping),
         }
-        return PrivacyAction.objects.create(
+        purge = PrivacyAction.objects.create(
             study=study,
             kind=PrivacyAction.Kind.PURGE,
             rows=rows,
             performed_by=_operator(performed_by),
             note=_check_note(note, mapping),
         )
+        audit_record(
+            action="privacy.purge", study=study,
+            summary=f"The study's Prolific IDs were replaced by pseudonyms (by {purge.performed_by or 'an operator'}).",
+            detail={"privacy_action_id": purge.pk, "performed_by": purge.performed_by, "rows": rows},
+        )
+        return purge

@@ -27,9 +27,9 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_POST
 
-from spotlight_study.accounts.roles import researcher_required
+from spotlight_study.accounts.roles import OWNING, RUNNING
+from spotlight_study.studies.access import study_member_required
 from spotlight_study.studies.models import Study
-from spotlight_study.studies.selectors import study_get_or_404
 
 from . import selectors, webhooks
 from .credentials import KINDS, study_webhook_secret
@@ -136,10 +136,10 @@ def _linked_or_redirect(request: HttpRequest, study: Study):
     return ps
 
 
-@researcher_required
+@study_member_required(*RUNNING)
 def review(request: HttpRequest, slug: str) -> HttpResponse:
     """Submission statuses, bulk approval, failed checks and bonuses of one study."""
-    study = study_get_or_404(slug=slug, with_settings=False)
+    study = request.study
     summary = selectors.review_summary(study)
     ps = summary["prolific"]
     return render(
@@ -156,7 +156,7 @@ def review(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _run(request: HttpRequest, slug: str, action) -> HttpResponse:
-    study = study_get_or_404(slug=slug, with_settings=False)
+    study = request.study
     ps = _linked_or_redirect(request, study)
     if ps is not None:
         try:
@@ -166,7 +166,7 @@ def _run(request: HttpRequest, slug: str, action) -> HttpResponse:
     return redirect("prolific:review", slug=slug)
 
 
-@researcher_required
+@study_member_required(*RUNNING)
 @require_POST
 def sync(request: HttpRequest, slug: str) -> HttpResponse:
     """Pull submission statuses from Prolific now."""
@@ -182,12 +182,12 @@ def sync(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @sensitive_post_parameters("api_token", "webhook_secret")
-@researcher_required
+@study_member_required(*OWNING)
 @require_POST
 def credentials(request: HttpRequest, slug: str) -> HttpResponse:
     """Save, replace or clear the study's own Prolific credentials (the study page's form), then
     back to the study page. A value is never echoed back, not even after an error."""
-    study = study_get_or_404(slug=slug, with_settings=False)
+    study = request.study
     form = CredentialsForm(request.POST)
     back = redirect(reverse("researcher:study_detail", args=[slug]) + "#prolific-credentials")
     if not form.is_valid():
@@ -216,19 +216,19 @@ def credentials(request: HttpRequest, slug: str) -> HttpResponse:
     return back
 
 
-@researcher_required
+@study_member_required(*RUNNING)
 @require_POST
 def demographics(request: HttpRequest, slug: str) -> HttpResponse:
     """Fetch Prolific's demographic export of the study now (replaces the stored one)."""
     return _run(request, slug, lambda ps: demographics_fetch(prolific_study_id=ps.pk).message())
 
 
-@researcher_required
+@study_member_required(*RUNNING)
 @require_POST
 def message(request: HttpRequest, slug: str) -> HttpResponse:
     """Send a message through Prolific to one participant (pseudonym) or a group; back to the
     review page or the monitor (``back``)."""
-    study = study_get_or_404(slug=slug, with_settings=False)
+    study = request.study
     ps = _linked_or_redirect(request, study)
     if ps is not None:
         try:
@@ -268,7 +268,7 @@ def _review_message(report: ReviewReport) -> str:
     )
 
 
-@researcher_required
+@study_member_required(*RUNNING)
 @require_POST
 def review_action(
     request: HttpRequest, slug: str, service: Callable[..., ReviewReport]
@@ -280,14 +280,14 @@ def review_action(
     the study's setting) the failed instruction checks
     (:func:`~.services.review.submissions_review_failed_checks`).
     """
-    return _run(request, slug, lambda ps: _review_message(service(prolific_study_id=ps.pk)))
+    return _run(request, slug, lambda ps: _review_message(service(prolific_study_id=ps.pk, actor=request.user)))
 
 
-@researcher_required
+@study_member_required(*RUNNING)
 @require_POST
 def bonus_draft(request: HttpRequest, slug: str) -> HttpResponse:
     """Check a bonus CSV and show the dry run (nothing is sent)."""
-    study = study_get_or_404(slug=slug, with_settings=False)
+    study = request.study
     ps = _linked_or_redirect(request, study)
     if ps is None:
         return redirect("prolific:review", slug=slug)
@@ -305,10 +305,10 @@ def bonus_draft(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect("prolific:bonus", slug=slug, pk=payment.pk)
 
 
-@researcher_required
+@study_member_required(*RUNNING)
 def bonus(request: HttpRequest, slug: str, pk: str) -> HttpResponse:
     """One bonus payment: its lines, total and status; a draft has the button to pay."""
-    study = study_get_or_404(slug=slug, with_settings=False)
+    study = request.study
     pk = int(pk)
     payment = BonusPayment.objects.filter(pk=pk, prolific_study__study=study).first()
     if payment is None:
@@ -316,11 +316,11 @@ def bonus(request: HttpRequest, slug: str, pk: str) -> HttpResponse:
     return render(request, "prolific/bonus.html", {"study": study, "payment": payment})
 
 
-@researcher_required
+@study_member_required(*RUNNING)
 @require_POST
 def bonus_pay(request: HttpRequest, slug: str, pk: str) -> HttpResponse:
     """Set up and pay a drafted bonus payment, once."""
-    study = study_get_or_404(slug=slug, with_settings=False)
+    study = request.study
     pk = int(pk)
     if not BonusPayment.objects.filter(pk=pk, prolific_study__study=study).exists():
         raise Http404("No such bonus payment.")
@@ -342,11 +342,11 @@ HELD_ACTIONS = {
 }
 
 
-@researcher_required
+@study_member_required(*RUNNING)
 def held(request: HttpRequest, slug: str) -> HttpResponse:
     """The submissions bulk approval holds back, with their evidence and actions, and the record
     of decisions made."""
-    study = study_get_or_404(slug=slug, with_settings=False)
+    study = request.study
     ps = _linked_or_redirect(request, study)
     if ps is None:
         return redirect("prolific:review", slug=slug)
@@ -358,11 +358,11 @@ def held(request: HttpRequest, slug: str) -> HttpResponse:
     })
 
 
-@researcher_required
+@study_member_required(*RUNNING)
 def held_decide(request: HttpRequest, slug: str, submission_id: str, action: str) -> HttpResponse:
     """The confirmation step of one decision on a held submission (GET), and the decision (POST,
     sent once: :func:`~.services.review.held_submission_decide`)."""
-    study = study_get_or_404(slug=slug, with_settings=False)
+    study = request.study
     ps = _linked_or_redirect(request, study)
     if ps is None:
         return redirect("prolific:review", slug=slug)

@@ -2,7 +2,8 @@
 
 Every file is read from the ``analysis`` storage (:mod:`.analysis_storage`) through these views,
 never from a public media URL, so any server answers and the access check is the view's: each
-view has one decorator, ``researcher_required``, the only access check, and names only
+view has one decorator, ``study_member_required`` (the study's owners, researchers and
+viewers read; owners and researchers start a run), the only access check, and names only
 files listed in the run's manifest (``AnalysisRun.files``).
 """
 from __future__ import annotations
@@ -15,8 +16,8 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from spotlight_study.accounts.roles import researcher_required
-from spotlight_study.studies.selectors import study_get_or_404
+from spotlight_study.accounts.roles import READING, RUNNING
+from spotlight_study.studies.access import study_member_required
 
 from .analysis_jobs import analysis_job_create
 from .analysis_storage import output_open, outputs_zip
@@ -31,12 +32,12 @@ FILE_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; sandbo
 
 
 @require_POST
-@researcher_required
+@study_member_required(*RUNNING, with_settings=True)
 def analysis_start(request: HttpRequest, slug: str) -> HttpResponse:
     """Start an analysis run in the background ("Run analysis"); back to the study page, which
     shows its progress. ``include_pilot=1`` analyses the pilot participants too. A second run
     while one is queued or running is refused with a message."""
-    study = study_get_or_404(slug=slug)
+    study = request.study
     back = reverse("researcher:study_detail", kwargs={"slug": slug}) + "#analysis"
     raw = request.POST.get("include_pilot", "0")
     if raw not in ("0", "1"):
@@ -59,20 +60,20 @@ def _run_or_404(study, run_id: int) -> AnalysisRun:
         raise Http404("No analysis run of this study has that number.") from None
 
 
-@researcher_required
+@study_member_required(*READING)
 def analysis_progress(request: HttpRequest, slug: str, run_id: int) -> JsonResponse:
     """A run's progress as JSON (:func:`~.selectors.analysis_run_progress`), polled by the page."""
-    run = _run_or_404(study_get_or_404(slug=slug), run_id)
+    run = _run_or_404(request.study, run_id)
     response = JsonResponse(analysis_run_progress(run))
     response["Cache-Control"] = "no-store"
     return response
 
 
-@researcher_required
+@study_member_required(*READING)
 def analysis_run_detail(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
     """One run: when, who, what it analysed (input SHA-256, plan hash, software versions), its
     progress or error, its report, figures and tables, and the zip."""
-    study = study_get_or_404(slug=slug)
+    study = request.study
     run = _run_or_404(study, run_id)
     figures = [f["name"] for f in run.files
                if f["name"].startswith("figures/") and f["name"].endswith(".png")]
@@ -100,25 +101,25 @@ def _stored_response(run: AnalysisRun, name: str, *, csp: str) -> FileResponse:
     return response
 
 
-@researcher_required
+@study_member_required(*READING)
 def analysis_report(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
     """The run's ``report.html`` (figures and tables embedded); 404 before the run succeeded."""
-    run = _run_or_404(study_get_or_404(slug=slug), run_id)
+    run = _run_or_404(request.study, run_id)
     return _stored_response(run, "report.html", csp=REPORT_CSP)
 
 
-@researcher_required
+@study_member_required(*READING)
 def analysis_file(request: HttpRequest, slug: str, run_id: int, name: str) -> HttpResponse:
     """One stored output of the run by its name in the manifest (``figures/likert.svg``,
     ``tables/identification.csv``, ``results.json``, ...); 404 for any other name."""
-    run = _run_or_404(study_get_or_404(slug=slug), run_id)
+    run = _run_or_404(request.study, run_id)
     return _stored_response(run, name, csp=FILE_CSP)
 
 
-@researcher_required
+@study_member_required(*READING)
 def analysis_zip(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
     """Download every stored output of the run as ``<slug>-analysis-<id>.zip``."""
-    run = _run_or_404(study_get_or_404(slug=slug), run_id)
+    run = _run_or_404(request.study, run_id)
     if not run.files:
         raise Http404("This run has stored no files (it has not succeeded).")
     folder = f"{run.study.slug}-analysis-{run.pk}"
@@ -133,11 +134,11 @@ def analysis_zip(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
     return response
 
 
-@researcher_required
+@study_member_required(*READING)
 def latest_report(request: HttpRequest, slug: str) -> HttpResponse:
     """The report of the study's newest succeeded run, from whichever server or command started
     it; a page saying there is none yet (404) before the first."""
-    study = study_get_or_404(slug=slug)
+    study = request.study
     run = analysis_run_latest(study=study)
     if run is None:
         return render(request, "researcher/no_report.html", {"study": study}, status=404)

@@ -17,7 +17,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import ngettext
 
-from spotlight_study.accounts.roles import researcher_required
+from spotlight_study.accounts.roles import RUNNING
 from spotlight_study.participation.ending import (
     ending_message_recorded,
     participants_end,
@@ -28,7 +28,7 @@ from spotlight_study.prolific.errors import ProlificError, ProlificServiceError
 from spotlight_study.prolific.services.messages import message_send
 from spotlight_study.researcher.forms import EndParticipantsForm, MonitorFilterForm
 from spotlight_study.researcher.monitor import PILOT_EXCLUDE, PILOT_ONLY, duration_display
-from spotlight_study.studies.selectors import study_get_or_404
+from spotlight_study.studies.access import study_member_required
 
 
 def _chosen(request: HttpRequest, study) -> tuple[list, str, str]:
@@ -49,10 +49,10 @@ def _chosen(request: HttpRequest, study) -> tuple[list, str, str]:
     return people, f"every participant in progress idle for more than {minutes}", query
 
 
-@researcher_required
+@study_member_required(*RUNNING)
 def monitor_end(request: HttpRequest, slug: str) -> HttpResponse:
     """Confirm (GET) and end (POST) stalled participants of the study; see the module."""
-    study = study_get_or_404(slug=slug, with_settings=False)
+    study = request.study
     monitor_url = reverse("researcher:monitor", args=[slug])
     if request.method == "POST":
         return _end(request, study, monitor_url)

@@ -17,7 +17,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from spotlight_study.accounts.roles import ANNOTATORS
+from spotlight_study.accounts.roles import ANNOTATOR
 from spotlight_study.participation.models import Participant
 from spotlight_study.prolific.credentials import SOURCE_ENVIRONMENT, SOURCE_STUDY, study_credentials
 from spotlight_study.prolific.errors import ProlificError
@@ -249,7 +249,9 @@ def _annotators_item(report: LaunchReport, study: Study) -> None:
     k = study.annotators_per_item
     n = (
         get_user_model()
-        .objects.filter(is_active=True, groups__name=ANNOTATORS)
+        .objects.filter(
+            is_active=True, study_memberships__study=study, study_memberships__role=ANNOTATOR
+        )
         .distinct()
         .count()
     )
@@ -259,9 +261,9 @@ def _annotators_item(report: LaunchReport, study: Study) -> None:
         report.add(
             "Annotators",
             NO_GO,
-            f"{n} active user(s) in the '{ANNOTATORS}' group, but each answer needs k = {k} "
-            f"annotators. Add {k - n} more (Django admin, group '{ANNOTATORS}') or lower "
-            "annotation.annotators_per_item.",
+            f"{n} active annotator(s) of this study, but each answer needs k = {k} "
+            f"annotators. Add {k - n} more (the study's team page, or manage.py study_members "
+            f"{study.slug} add USERNAME --role annotator) or lower annotation.annotators_per_item.",
         )
 
 

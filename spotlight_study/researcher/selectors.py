@@ -9,6 +9,8 @@ from django.utils import timezone
 
 from spotlight_study.participation.models import Participant, TaskResponse
 from spotlight_study.stimuli.selectors import job_is_stale
+from spotlight_study.accounts.roles import READING
+from spotlight_study.studies.access import studies_visible_to
 from spotlight_study.studies.models import Study
 
 from .models import AnalysisRun
@@ -31,11 +33,12 @@ class StudyHomeRow:
     labeled: int
 
 
-def study_home_rows(*, now: datetime | None = None) -> list[StudyHomeRow]:
-    """All studies, newest first, with their counts; three queries whatever the number of studies
-    and participants (studies, participant counts, answer and label counts)."""
+def study_home_rows(*, user, now: datetime | None = None) -> list[StudyHomeRow]:
+    """The studies ``user`` may read (``studies.access.studies_visible_to``), newest first, with
+    their counts; three queries whatever the number of studies and participants (studies,
+    participant counts, answer and label counts)."""
     now = now or timezone.now()
-    studies = list(Study.objects.order_by("-created_at"))
+    studies = list(studies_visible_to(user, READING).order_by("-created_at"))
     if not studies:
         return []
     # Each study has its own timeout, so "still in progress" is one condition per study.

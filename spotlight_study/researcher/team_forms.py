@@ -4,6 +4,7 @@ from __future__ import annotations
 from django import forms
 
 from spotlight_study.accounts.roles import ADJUDICATORS, ANNOTATORS
+from spotlight_study.studies.models import Study
 
 ROLE_CHOICES = [(ANNOTATORS, "Annotator"), (ADJUDICATORS, "Adjudicator")]
 
@@ -27,6 +28,14 @@ class TeamAddForm(forms.Form):
     existing = forms.BooleanField(
         required=False,
         label="The user already exists: give them this role (no new account)",
+    )
+    studies = forms.ModelMultipleChoiceField(
+        queryset=Study.objects.order_by("slug"),
+        to_field_name="slug",
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="The studies they work on with this role (issue 40); each study's team page "
+        "changes this later. With none they see no study yet.",
     )
 
 

@@ -67,13 +67,17 @@ def team(request: HttpRequest) -> HttpResponse:
     label = ROLE_LABELS[data["role"]]
     try:
         if data["existing"]:
-            user = team_member_add(username=data["username"], role=data["role"])
+            user = team_member_add(
+                username=data["username"], role=data["role"], studies=data["studies"], actor=request.user
+            )
         else:
             member = team_member_create(
                 username=data["username"],
                 role=data["role"],
                 email=data["email"],
                 generate_password=data["password"] == "generate",
+                studies=data["studies"],
+                actor=request.user,
             )
     except TeamError as exc:
         form.add_error(None, str(exc))
@@ -111,7 +115,7 @@ def team_remove(request: HttpRequest) -> HttpResponse:
             {"member": user, "role": role, "role_label": ROLE_LABELS[role]},
         )
     try:
-        released = team_member_remove(user=user, role=role)
+        released = team_member_remove(user=user, role=role, actor=request.user)
     except TeamError as exc:
         messages.error(request, str(exc))
         return redirect("researcher:team")

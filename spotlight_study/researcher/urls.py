@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import analysis_views, ending_views, team_views, views
+from . import analysis_views, ending_views, study_team_views, team_views, views
 
 app_name = "researcher"
 
@@ -10,6 +10,10 @@ urlpatterns = [
     path("team/", team_views.team, name="team"),
     path("team/remove/", team_views.team_remove, name="team_remove"),
     path("<slug:slug>/", views.study_detail, name="study_detail"),
+    path("<slug:slug>/team/", study_team_views.study_team, name="study_team"),
+    path("<slug:slug>/team/remove/", study_team_views.study_team_remove, name="study_team_remove"),
+    path("<slug:slug>/audit/", study_team_views.study_audit, name="study_audit"),
+    path("<slug:slug>/audit.csv", study_team_views.study_audit_csv, name="study_audit_csv"),
     path("<slug:slug>/report/", analysis_views.latest_report, name="report"),
     path("<slug:slug>/analysis/", analysis_views.analysis_start, name="analysis_start"),
     path("<slug:slug>/analysis/<int:run_id>/", analysis_views.analysis_run_detail, name="analysis_run"),

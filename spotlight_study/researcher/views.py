@@ -1,4 +1,6 @@
-"""Researcher pages (staff and the ``researchers`` group; other logged-in users get 403).
+"""Researcher pages: each study's for its members by role (``studies.access``; non-members get
+the 404 of an unknown study, members without the role 403), the study list for anyone with a
+researcher role (it lists only their studies).
 
 The preview walks the flow with GET links and records nothing.
 """
@@ -12,12 +14,16 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from spotlight_study.accounts.roles import (
+    OWNING,
+    READING,
+    RUNNING,
     is_adjudicator,
     is_annotator,
     is_researcher,
     researcher_required,
-    staff_required,
 )
+from spotlight_study.audit.selectors import audit_entries
+from spotlight_study.audit.services import audit_record
 from spotlight_study.participation.errors import PilotError
 from spotlight_study.participation import steps
 from spotlight_study.participation.language import study_language
@@ -35,11 +41,14 @@ from spotlight_study.researcher.selectors import (
     study_home_rows,
 )
 from spotlight_study.studies.export import study_file_data, study_file_text
+from spotlight_study.studies.access import study_member_required, user_may
 from spotlight_study.studies.models import Study
-from spotlight_study.studies.selectors import study_cells, study_get_or_404
+from spotlight_study.studies.selectors import study_cells
 
 #: Flagged participants listed on the study page (the export and the API list every one).
 FLAGGED_ROWS_SHOWN = 200
+#: Audit entries on the study page for its owners (the trail page and its CSV have every one).
+AUDIT_ROWS_SHOWN = 10
 
 
 def study_list(request: HttpRequest) -> HttpResponse:
@@ -61,13 +70,13 @@ def study_list(request: HttpRequest) -> HttpResponse:
 
 @researcher_required
 def _study_list(request: HttpRequest) -> HttpResponse:
-    return render(request, "researcher/study_list.html", {"rows": study_home_rows()})
+    return render(request, "researcher/study_list.html", {"rows": study_home_rows(user=request.user)})
 
 
-@researcher_required
+@study_member_required(*READING, with_settings=True)
 def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
     """Participants per cell, median time per task and flags, live from the database."""
-    study = study_get_or_404(slug=slug)
+    study = request.study
     entry = request.build_absolute_uri(reverse("participation:entry", kwargs={"slug": slug}))
     prolific_link = (
         f"{entry}?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}&STUDY_ID={{{{%STUDY_ID%}}}}"
@@ -85,6 +94,9 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "analysis_runs": analysis_runs_recent(study=study),
             "launch": _launch_report(request, study),
             "planner": study_plan(study=study, query=request.GET),
+            # The owners' part of the page (issue 40): the team and the latest audit entries.
+            "owner": (owner := user_may(request.user, study, OWNING)),
+            "entries": list(audit_entries(study_id=study.pk)[:AUDIT_ROWS_SHOWN]) if owner else [],
         },
     )
 
@@ -98,11 +110,11 @@ def _launch_report(request: HttpRequest, study: Study):
 
 
 @require_POST
-@researcher_required
+@study_member_required(*RUNNING, with_settings=True)
 def pilot(request: HttpRequest, slug: str) -> HttpResponse:
     """Run a pilot of N simulated participants (``action=run``) or delete the pilot data
     (``action=delete``), then back to the study page with a message (POST-redirect-GET)."""
-    study = study_get_or_404(slug=slug)
+    study = request.study
     back = reverse("researcher:study_detail", kwargs={"slug": slug}) + "#pilot"
     if request.POST.get("action") == "delete":
         deleted = pilot_delete(study=study)
@@ -152,41 +164,41 @@ def _monitor_context(request: HttpRequest, study: Study) -> tuple[dict, int]:
     }, 200
 
 
-@researcher_required
+@study_member_required(*READING, with_settings=True)
 def monitor(request: HttpRequest, slug: str) -> HttpResponse:
     """The live monitor: one row per participant, filtered by ``status``, ``flag`` and
     ``pilot`` (GET), 200 rows a page; bad filter values give the page with a message (400)."""
-    study = study_get_or_404(slug=slug)
+    study = request.study
     context, status = _monitor_context(request, study)
     return render(request, "researcher/monitor.html", context, status=status)
 
 
-@researcher_required
+@study_member_required(*READING, with_settings=True)
 def participant_detail(request: HttpRequest, slug: str, pseudonym: str) -> HttpResponse:
     """One participant's answers with their writing-process evidence and flags, by export
     pseudonym; 404 for an unknown one."""
-    study = study_get_or_404(slug=slug)
+    study = request.study
     evidence = participant_evidence(study=study, pseudonym=pseudonym)
     if evidence is None:
         raise Http404("No participant of this study has that pseudonym.")
     return render(request, "researcher/participant.html", {"study": study, "evidence": evidence})
 
 
-@researcher_required
+@study_member_required(*READING, with_settings=True)
 def monitor_rows(request: HttpRequest, slug: str) -> HttpResponse:
     """The monitor's ``<tbody>`` alone, for the page's auto-refresh (same GET parameters)."""
-    study = study_get_or_404(slug=slug)
+    study = request.study
     context, status = _monitor_context(request, study)
     response = render(request, "researcher/_monitor_rows.html", context, status=status)
     response["Cache-Control"] = "no-store"
     return response
 
 
-@researcher_required
+@study_member_required(*RUNNING, with_settings=True)
 def export_zip(request: HttpRequest, slug: str) -> HttpResponse:
     """Download ``<slug>-export.zip``: the three CSV files of ``export_results``,
     ``participants_wide.csv`` and ``README.txt``. Pilot data only with ``?include_pilot=1``."""
-    study = study_get_or_404(slug=slug)
+    study = request.study
     raw = request.GET.get("include_pilot", "0")
     if raw not in ("0", "1", ""):
         messages.error(
@@ -199,41 +211,49 @@ def export_zip(request: HttpRequest, slug: str) -> HttpResponse:
     response = HttpResponse(
         results_zip(study=study, include_pilot=include_pilot), content_type="application/zip"
     )
+    audit_record(
+        action="export.download", actor=request.user, study=study, summary=f"Downloaded {name}.",
+        detail={"file": name, "include_pilot": include_pilot},
+    )
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     response["Cache-Control"] = "no-store"
     return response
 
 
-@staff_required
+@study_member_required(*OWNING, with_settings=True)
 def study_file(request: HttpRequest, slug: str) -> HttpResponse:
     """Download ``<slug>.yaml``: the study file ``manage.py export_study`` writes, which
     ``import_study`` reads back into the same study (settings built on the Stimuli pages
     included). Staff only: the file holds the completion codes and everything participants see."""
-    study = study_get_or_404(slug=slug)
+    study = request.study
     try:
         text = study_file_text(study_file_data(study))
     except ValueError as exc:  # no training setting: nothing importable to give
         messages.error(request, f"{exc} Nothing was downloaded.")
         return redirect(reverse("researcher:study_detail", kwargs={"slug": slug}) + "#downloads")
+    audit_record(
+        action="export.download", actor=request.user, study=study,
+        summary=f"Downloaded the study file {study.slug}.yaml.", detail={"file": f"{study.slug}.yaml"},
+    )
     response = HttpResponse(text.encode("utf-8"), content_type="application/yaml; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{study.slug}.yaml"'
     response["Cache-Control"] = "no-store"
     return response
 
 
-@researcher_required
+@study_member_required(*READING, with_settings=True)
 def preview_index(request: HttpRequest, slug: str) -> HttpResponse:
     """The study's cells, each with a link to walk its flow."""
-    study = study_get_or_404(slug=slug)
+    study = request.study
     return render(request, "researcher/preview_index.html", {"study": study, "cells": study_cells(study)})
 
 
-@researcher_required
+@study_member_required(*READING, with_settings=True)
 def preview_page(request: HttpRequest, slug: str, cell: int, page: str) -> HttpResponse:
     """One page of the flow as a participant in ``cell`` would see it, through the step's spec
     (:func:`spotlight_study.participation.steps.preview`), in the study's language. Records
     nothing."""
-    study = study_get_or_404(slug=slug)
+    study = request.study
     cells = study_cells(study)
     if not 0 <= cell < len(cells):
         raise Http404("No such cell.")

@@ -30,7 +30,9 @@ from .definition_edit import (
 )
 from .export import study_file_data
 from .freeze import frozen_message, study_freeze_reason
-from .models import Setting, Study, TokenPattern
+from spotlight_study.accounts.readonly_admin import ReadOnlyAdmin
+
+from .models import Setting, Study, StudyMember, TokenPattern
 
 #: Shown above a definition's read-only fields: how to change them.
 HOW_TO_CHANGE = (
@@ -294,3 +296,13 @@ class SettingAdmin(_DefinitionAdmin, admin.ModelAdmin):
         actions = super().get_actions(request)
         actions.pop("delete_selected", None)
         return actions
+
+
+@admin.register(StudyMember)
+class StudyMemberAdmin(ReadOnlyAdmin):
+    """Who holds which role on which study. Read-only: the team page and ``manage.py
+    study_members`` change it, so that every change is in the audit trail."""
+
+    list_display = ["study", "user", "role", "added_at"]
+    list_filter = ["role", "study"]
+    search_fields = ["user__username", "study__slug"]

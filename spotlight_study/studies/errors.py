@@ -64,3 +64,11 @@ class StudyUnavailable(StudyError):
             f"Study '{slug}' is not available: its definition would not import "
             f"({'; '.join(self.problems)}). Run `manage.py launch_check {slug}`."
         )
+
+
+class StudyMemberError(StudyError):
+    """A change of a study's team that cannot be made (unknown user or role, a role held twice,
+    an annotator who could see conditions); nothing was changed."""
+
+    code = "study_member_invalid"
+    http_status = 400

@@ -303,3 +303,36 @@ class TokenPattern(models.Model):
         """The text shown in the box, e.g. ``maize, beans (more often in group 1)``, in the
         active language (:func:`.languages.pattern_label`)."""
         return pattern_label(self.tokens, self.group)
+
+
+class StudyMember(models.Model):
+    """One role of one user on one study (issue 40): ``owner``, ``researcher``, ``adjudicator``,
+    ``annotator`` or ``viewer`` (``accounts.roles.STUDY_ROLES``).
+
+    A user may hold several roles on a study (an annotator who also adjudicates), one row each;
+    the services (``studies/members.py``) refuse an annotator role next to a role that sees
+    conditions, and refuse instance staff as annotators, so annotation stays blind.
+    """
+
+    class Role(models.TextChoices):
+        OWNER = "owner", "Owner"
+        RESEARCHER = "researcher", "Researcher"
+        ADJUDICATOR = "adjudicator", "Adjudicator"
+        ANNOTATOR = "annotator", "Annotator"
+        VIEWER = "viewer", "Viewer"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="members")
+    user = models.ForeignKey(
+        "auth.User", on_delete=models.CASCADE, related_name="study_memberships"
+    )
+    role = models.CharField(max_length=16, choices=Role.choices)
+    added_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["study", "user", "role"], name="study_member_once"),
+        ]
+        indexes = [models.Index(fields=["user", "study"], name="study_member_user")]
+
+    def __str__(self) -> str:
+        return f"{self.user} ({self.role}) on {self.study_id}"

@@ -77,10 +77,13 @@ def test_staff_with_a_session_may_read(client, demo_study):
     assert client.get("/api/studies/").status_code == 200
 
 
-def test_researchers_group_without_staff_is_refused(client, demo_study):
-    """The API is staff only: a non-staff member of `researchers` gets 403."""
+def test_a_researcher_of_a_study_uses_the_api_for_it(client, demo_study):
+    """Issue 40: the API is for instance staff and the owners and researchers of a study; a
+    non-staff researcher of the demo study (the old `researchers` group, as migrated) lists it."""
     client.force_login(make_user("group-only", "researchers"))
-    assert client.get("/api/studies/").status_code == 403
+    listed = client.get("/api/studies/")
+    assert listed.status_code == 200
+    assert [s["slug"] for s in listed.json()["results"]] == [demo_study.slug]
 
 
 def test_a_bad_token_is_401(demo_study):

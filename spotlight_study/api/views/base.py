@@ -9,7 +9,8 @@ from rest_framework import serializers as drf_serializers
 from rest_framework.response import Response
 
 from spotlight_study.studies.models import Study
-from spotlight_study.studies.selectors import study_get_or_404
+from spotlight_study.accounts.roles import RUNNING
+from spotlight_study.studies.access import study_for_user
 
 
 ERROR_RESPONSE = inline_serializer(
@@ -29,7 +30,7 @@ ERROR_RESPONSE = inline_serializer(
 ERRORS = {
     400: OpenApiResponse(ERROR_RESPONSE, description="Invalid input."),
     401: OpenApiResponse(ERROR_RESPONSE, description="Not authenticated."),
-    403: OpenApiResponse(ERROR_RESPONSE, description="Not staff."),
+    403: OpenApiResponse(ERROR_RESPONSE, description="Not allowed (not staff, or no role on the study that allows this)."),
     404: OpenApiResponse(ERROR_RESPONSE, description="No such object."),
     409: OpenApiResponse(ERROR_RESPONSE, description="Not possible in the current state."),
 }
@@ -43,10 +44,24 @@ def error_responses(*statuses: int) -> dict:
 class StudyScoped:
     """Views under ``/api/studies/<slug>/``: ``self.study`` and ``context["study"]``."""
 
+    #: Roles that pass (``accounts.roles`` role sets, checked by ``studies.access``).
+    study_roles = RUNNING
+
     @cached_property
     def study(self) -> Study:
-        """The study named in the URL, settings prefetched (``Http404``: the API's ``not_found``)."""
-        return study_get_or_404(slug=self.kwargs["slug"])
+        """The study named in the URL if the user runs it, settings prefetched
+        (:func:`~spotlight_study.studies.access.study_for_user`): ``Http404``, the API's
+        ``not_found``, for an unknown slug and for a study the user is no member of alike."""
+        return study_for_user(
+            user=self.request.user, slug=self.kwargs["slug"], roles=self.study_roles, with_settings=True
+        )
+
+    def initial(self, request, *args, **kwargs):
+        """After authentication and the permission classes, the study check, before anything
+        reads the request body: a non-member gets the 404 of an unknown study, whatever they sent."""
+        super().initial(request, *args, **kwargs)
+        if not getattr(self, "swagger_fake_view", False):
+            self.study  # noqa: B018  (the access check; cached for the view)
 
     def get_serializer_context(self) -> dict:
         context = super().get_serializer_context()

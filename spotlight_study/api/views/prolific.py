@@ -107,7 +107,9 @@ class ReviewView(ProlificScoped, generics.GenericAPIView):
     def post(self, request, slug: str):
         form = ReviewRequestSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        report = self.review_service(prolific_study_id=self.prolific_study.pk, dry_run=form.validated_data["dry_run"])
+        report = self.review_service(
+            prolific_study_id=self.prolific_study.pk, dry_run=form.validated_data["dry_run"], actor=request.user
+        )
         return Response(ReviewReportSerializer(vars(report)).data)
 
 

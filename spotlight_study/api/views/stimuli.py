@@ -6,6 +6,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, status
 from rest_framework.response import Response
 
+from spotlight_study.accounts.roles import IsStaff
 from spotlight_study.stimuli import selectors as stimuli_selectors
 from spotlight_study.stimuli import services as stimuli_services
 from spotlight_study.stimuli.models import GenerationJob, MiningJob, Output, StimulusSet
@@ -42,6 +43,8 @@ def _job_or_404(kind: str, pk: int):
 class StimulusSetListView(generics.ListAPIView):
     """Stimulus sets (two groups of LLM outputs), newest first."""
 
+    permission_classes = [IsStaff]  # stimulus sets belong to no study: instance staff only
+
     serializer_class = StimulusSetSerializer
 
     def get_queryset(self):
@@ -51,6 +54,8 @@ class StimulusSetListView(generics.ListAPIView):
 @extend_schema(tags=["stimuli"], responses={200: StimulusSetSerializer, **error_responses(401, 403, 404)})
 class StimulusSetDetailView(generics.GenericAPIView):
     """One stimulus set."""
+
+    permission_classes = [IsStaff]  # stimulus sets belong to no study: instance staff only
 
     serializer_class = StimulusSetSerializer
     pagination_class = None
@@ -72,6 +77,8 @@ class OutputListView(generics.ListAPIView):
     """The outputs of a stimulus set (the results of a generation job), by group and index; 404
     for a set that does not exist (not an empty list)."""
 
+    permission_classes = [IsStaff]  # stimulus sets belong to no study: instance staff only
+
     serializer_class = OutputSerializer
 
     def get_queryset(self):
@@ -91,6 +98,8 @@ class OutputListView(generics.ListAPIView):
 @extend_schema(tags=["stimuli"])
 class GenerationJobListView(generics.ListCreateAPIView):
     """Generation jobs: list (newest first) and create (queued at once, runs in the background)."""
+
+    permission_classes = [IsStaff]  # stimulus sets belong to no study: instance staff only
 
     serializer_class = GenerationJobSerializer
 
@@ -118,6 +127,8 @@ class GenerationJobListView(generics.ListCreateAPIView):
 class GenerationJobDetailView(generics.GenericAPIView):
     """One generation job with its progress."""
 
+    permission_classes = [IsStaff]  # stimulus sets belong to no study: instance staff only
+
     serializer_class = GenerationJobSerializer
     pagination_class = None
 
@@ -128,6 +139,8 @@ class GenerationJobDetailView(generics.GenericAPIView):
 @extend_schema(tags=["stimuli"])
 class MiningJobListView(generics.ListCreateAPIView):
     """Mining jobs: list (newest first) and create on a stimulus set (runs in the background)."""
+
+    permission_classes = [IsStaff]  # stimulus sets belong to no study: instance staff only
 
     serializer_class = MiningJobSerializer
 
@@ -160,6 +173,8 @@ class MiningJobListView(generics.ListCreateAPIView):
 class MiningJobDetailView(generics.GenericAPIView):
     """One mining job with its progress."""
 
+    permission_classes = [IsStaff]  # stimulus sets belong to no study: instance staff only
+
     serializer_class = MiningJobSerializer
     pagination_class = None
 
@@ -170,6 +185,8 @@ class MiningJobDetailView(generics.GenericAPIView):
 @extend_schema(tags=["stimuli"], responses={200: MinedPatternSerializer(many=True), **error_responses(401, 403, 404)})
 class MinedPatternListView(generics.GenericAPIView):
     """The patterns a mining job found (its results), in the method's order."""
+
+    permission_classes = [IsStaff]  # stimulus sets belong to no study: instance staff only
 
     serializer_class = MinedPatternSerializer
     queryset = MiningJob.objects.none()
@@ -190,6 +207,8 @@ class MinedPatternListView(generics.GenericAPIView):
 class JobResumeView(generics.GenericAPIView):
     """Queue a failed, cancelled or stale job again; it continues where it stopped."""
 
+    permission_classes = [IsStaff]  # stimulus sets belong to no study: instance staff only
+
     serializer_class = JobProgressSerializer
     pagination_class = None
 
@@ -204,6 +223,8 @@ class JobResumeView(generics.GenericAPIView):
 @extend_schema(tags=["stimuli"], request=None, responses={200: JobProgressSerializer, **error_responses(401, 403, 404, 409)})
 class GenerationJobCancelView(generics.GenericAPIView):
     """Cancel a queued or running generation job (outputs stored so far are kept)."""
+
+    permission_classes = [IsStaff]  # stimulus sets belong to no study: instance staff only
 
     serializer_class = JobProgressSerializer
     pagination_class = None

@@ -12,7 +12,9 @@ from rest_framework.decorators import action
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
+from spotlight_study.accounts.roles import RUNNING, IsStaff
 from spotlight_study.participation.selectors import cell_counts, study_dashboard
+from spotlight_study.studies.access import studies_visible_to
 from spotlight_study.studies.models import Setting, Study
 from spotlight_study.studies.selectors import study_cells
 from spotlight_study.studies.services import study_import, study_import_file
@@ -58,7 +60,8 @@ class StudyViewSet(viewsets.ReadOnlyModelViewSet):
     ordering_fields = ["created_at", "slug", "title"]
 
     def get_queryset(self):
-        return Study.objects.annotate(n_participants=Count("participants")).order_by("-created_at", "pk")
+        # The studies the user runs; any other slug is the 404 of an unknown study.
+        return studies_visible_to(self.request.user, RUNNING).annotate(n_participants=Count("participants")).order_by("-created_at", "pk")
 
     @extend_schema(
         request={
@@ -72,7 +75,11 @@ class StudyViewSet(viewsets.ReadOnlyModelViewSet):
         "`replace`), the study already has participants, or `replace` would delete a setting the "
         "file lacks (without `drop_missing`).",
     )
-    @action(detail=False, methods=["post"], url_path="import", parser_classes=[JSONParser, MultiPartParser, FormParser])
+    # Instance staff only: an import creates a study or replaces one (with its team unchanged).
+    @action(
+        detail=False, methods=["post"], url_path="import",
+        parser_classes=[JSONParser, MultiPartParser, FormParser], permission_classes=[IsStaff],
+    )
     def import_study(self, request):
         """Create (or replace) a study from its study file."""
         if "file" in request.FILES:

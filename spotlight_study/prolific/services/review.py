@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from spotlight_study.audit.services import audit_record
+
 from .. import selectors
 from ..client import ProlificClient
 from ..errors import (
@@ -63,7 +65,8 @@ class ReviewReport:
 
 
 def submissions_approve_completed(
-    *, prolific_study_id: int, dry_run: bool = False, client: ProlificClient | None = None
+    *, prolific_study_id: int, dry_run: bool = False, client: ProlificClient | None = None,
+    actor=None,
 ) -> ReviewReport:
     """Approve in bulk the submissions of participants who completed with the check passed,
     except the held ones (listed in the report's ``held``, with why).
@@ -71,6 +74,7 @@ def submissions_approve_completed(
     See :func:`~spotlight_study.prolific.selectors.review_queue`. Sent in chunks of at
     most 1,000 ids (``POST /submissions/bulk-approve/``); each approved submission is marked
     reviewed (the next sync or webhook records ``APPROVED``). With ``dry_run`` nothing is sent.
+    What was sent is recorded in the audit trail (``review.decide``, author ``actor``).
     Raises :class:`~spotlight_study.prolific.errors.NotLinked` and the client's errors.
     """
     ps = linked_prolific_study(prolific_study_id)
@@ -88,11 +92,24 @@ def submissions_approve_completed(
     report.done = Submission.objects.filter(submission_id__in=ids, review_action="").update(
         review_action=Submission.ReviewAction.APPROVED, reviewed_at=timezone.now()
     )
+    _review_audit(ps, report, actor)
     return report
 
 
+def _review_audit(ps: ProlificStudy, report: ReviewReport, actor) -> None:
+    """One audit entry for a bulk review action that sent something."""
+    if report.api_calls or report.done:
+        audit_record(
+            action="review.decide", actor=actor, study=ps.study,
+            summary=f"Bulk {report.action}: {report.done} of {report.selected} submission(s) marked.",
+            detail={"action": report.action, "selected": report.selected, "done": report.done,
+                    "errors": len(report.errors)},
+        )
+
+
 def submissions_review_failed_checks(
-    *, prolific_study_id: int, dry_run: bool = False, client: ProlificClient | None = None
+    *, prolific_study_id: int, dry_run: bool = False, client: ProlificClient | None = None,
+    actor=None,
 ) -> ReviewReport:
     """Act on submissions whose participant failed the instruction check.
 
@@ -100,7 +117,8 @@ def submissions_review_failed_checks(
     submission (default, Prolific's policy for failed checks), reject it with the stored
     category and message (validated before anything is sent), or leave it for manual review.
     Each submission is marked as soon as its request succeeded; on an error the remaining ones
-    are left and the error is reported.
+    are left and the error is reported. What was sent is recorded in the audit trail
+    (``review.decide``, author ``actor``).
     """
     ps = linked_prolific_study(prolific_study_id)
     subs = list(selectors.failed_check_submissions(ps))
@@ -130,6 +148,7 @@ def submissions_review_failed_checks(
             report.done += Submission.objects.filter(pk=sub.pk, review_action="").update(
                 review_action=action, reviewed_at=timezone.now()
             )
+    _review_audit(ps, report, actor)
     return report
 
 
@@ -267,6 +286,12 @@ def _decision_record(
             submission=sub, action=action, rejection_category=rejection_category, message=message,
             note=(note or "").strip(), evidence=evidence, decided_by=decided_by,
             decided_via=decided_via, decided_at=timezone.now(),
+        )
+        audit_record(
+            action="review.decide", actor=decided_by, study=ps.study,
+            summary=f"Held submission decided: {decision.get_action_display().lower()} ({decided_via}).",
+            detail={"decision_id": decision.pk, "action": action, "via": decided_via,
+                    "rejection_category": rejection_category},
         )
     return decision, True
 
