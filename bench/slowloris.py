@@ -26,6 +26,7 @@ Exit status 0 if every measured set-up met the bar, 1 otherwise.
 from __future__ import annotations
 
 import argparse
+import json
 import multiprocessing as mp
 import os
 import secrets
@@ -115,13 +116,18 @@ def measure(*, front_port: int, slug: str, completion_code: str, args: argparse.
                     timeout=args.seconds - RAMP_S, request_timeout=args.seconds)
     slow_stats = recv.recv()
     slow.join()
-    latencies = load.stats.latencies_ms
+    answered = load.stats.latencies_ms
+    # A request still unanswered when the run ended waited at least until then: counted with
+    # that (lower-bound) latency, so a server that answers nobody cannot show a good p99.
+    unanswered = max(0, load.stats.requests - len(answered))
+    latencies = answered + [load.wall_s * 1000] * unanswered
     failed = [f for f in load.flows if not f.ok]
     return {
         "flows_completed": sum(f.ok for f in load.flows),
         "flows_failed": len(failed) + load.not_run,
         "first_error": failed[0].error if failed else ("not finished in time" if load.not_run else None),
-        "requests": len(latencies),
+        "requests": len(answered),
+        "unanswered": unanswered,
         "p50_ms": round(pct(latencies, 50), 1),
         "p99_ms": round(pct(latencies, 99), 1),
         "max_ms": round(max(latencies), 1) if latencies else float("nan"),
@@ -176,7 +182,8 @@ def print_figures(fig: dict) -> None:
           f"{fig['seconds']:.0f} s; {fig['participants']} participants, {fig['concurrency']} at a time")
     print(f"  flows: {fig['flows_completed']} completed, {fig['flows_failed']} failed"
           + (f" (first: {fig['first_error']})" if fig["first_error"] else ""))
-    print(f"  participants' requests: {fig['requests']}, p50 {fig['p50_ms']} ms, p99 {fig['p99_ms']} ms, "
+    print(f"  participants' requests: {fig['requests']} answered, {fig['unanswered']} unanswered at the end "
+          f"(counted as waiting until then); p50 {fig['p50_ms']} ms, p99 {fig['p99_ms']} ms, "
           f"max {fig['max_ms']} ms; statuses {fig['statuses']}")
     print(f"  slow connections: {s['opened']} opened, {s['ended_by_server']} ended by the server, "
           f"{s['refused']} refused, at most {s['max_open']} open, {s['open_at_end']} open at the end")
@@ -200,6 +207,7 @@ def _args() -> argparse.Namespace:
                                                              "postgres://postgres@127.0.0.1:5432/spotlight_bench"))
     ap.add_argument("--force-drop", action="store_true")
     ap.add_argument("--fixture", type=Path, default=srv.REPO / "fixtures" / "spotlight-replication.yaml")
+    ap.add_argument("--json", type=Path, help="also write every run's figures to this file")
     args = ap.parse_args()
     try:
         check_bounds(host="127.0.0.1", connections=args.connections, seconds=args.seconds, kind=args.kind)
@@ -221,6 +229,8 @@ def main() -> int:
     for setup in (("deploy", "serve") if args.setup == "both" else (args.setup,)):
         print(f"\n=== {setup} ===")
         runs += run_setup(setup, args, slug=slug, completion_code=code)
+    if args.json:
+        args.json.write_text(json.dumps(runs, indent=2))
     print("\nsummary:")
     for fig in runs:
         print(f"  {fig['setup']:6} run {fig['run']}: {fig['flows_completed']} ok / {fig['flows_failed']} failed, "
