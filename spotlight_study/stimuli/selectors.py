@@ -93,7 +93,7 @@ def active_jobs() -> list[dict]:
     """The queued and running generation, mining and import jobs of every set, oldest first.
 
     Each entry is ``{"kind": "generation" | "mining" | "import", "job": the job (its ``stimulus_set``
-    joined), "progress": job_progress(job)}``; the stimulus list shows them. Two queries.
+    joined), "progress": job_progress(job)}``; the stimulus list shows them. One query per job kind.
     """
     found = []
     for kind, model in JOB_MODELS.items():
