@@ -36,5 +36,14 @@ python manage.py demo_setup --base-url "http://127.0.0.1:${PORT}"
 # concurrent writes wait for each other instead of failing with "database is locked". The workers
 # share the arrival rate limit's counters through a file cache in var/ (no cache service needed).
 export CACHE_URL=${CACHE_URL:-filecache://$PWD/var/cache}
+# Bare uWSGI answers each connection with a sync worker: 200 slow clients (a slowloris) held
+# every worker and no participant got an answer (docs/security.md, "Slow clients"). Said plainly
+# at every start, because this command is the README's first.
+cat <<'NOTE'
+NOTE: this is uWSGI on its own, for trying the platform on this machine. It is NOT for
+participants on the open internet: a few hundred slow clients can hold all of its workers
+(docs/security.md, "Slow clients"). For a study with real participants use the deploy kit
+(deploy/, docs/deploy.md): Caddy in front of uWSGI, which keeps serving participants then.
+NOTE
 echo "Serving on http://127.0.0.1:${PORT} (uWSGI; stop with Ctrl-C)"
 exec uwsgi --ini uwsgi.ini --http-socket "127.0.0.1:${PORT}"

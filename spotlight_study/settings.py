@@ -480,7 +480,13 @@ OPENAI_API_KEY = env("OPENAI_API_KEY", default="")
 OPENAI_MAX_RETRIES = env.int("OPENAI_MAX_RETRIES", default=5)  # the client's own 429/5xx retries
 OPENAI_TIMEOUT_SECONDS = env.float("OPENAI_TIMEOUT_SECONDS", default=120.0)
 STIMULI_GENERATION_CONCURRENCY = env.int("STIMULI_GENERATION_CONCURRENCY", default=4)
-STIMULI_MAX_UPLOAD_BYTES = env.int("STIMULI_MAX_UPLOAD_BYTES", default=50 * 1024 * 1024)
+# Uploaded output files (docs/stimuli.md "Limits of an upload"): checked before anything is
+# parsed; a file over either limit is refused with a message and nothing is stored. A file over
+# STIMULI_INLINE_IMPORT_BYTES is read by a background import job, never inside the request
+# (whose time uWSGI's harakiri, 30 s, cuts off).
+STIMULI_MAX_UPLOAD_BYTES = env.int("STIMULI_MAX_UPLOAD_BYTES", default=20 * 1024 * 1024)
+STIMULI_MAX_UPLOAD_LINES = env.int("STIMULI_MAX_UPLOAD_LINES", default=200_000)
+STIMULI_INLINE_IMPORT_BYTES = env.int("STIMULI_INLINE_IMPORT_BYTES", default=256 * 1024)
 # "celery" sends jobs to the broker; "thread" runs them in a background thread of the web process
 # (the embedded default has no broker); "manual" leaves them to `manage.py run_stimulus_jobs`.
 STIMULI_JOB_RUNNER = env(

@@ -172,6 +172,30 @@ class GenerationJob(Job):
         return f"Generation for {self.stimulus_set}"
 
 
+class ImportJob(Job):
+    """Read uploaded output files in the background and store their outputs in the set.
+
+    A file too large to read within a request (over ``STIMULI_INLINE_IMPORT_BYTES``) is kept
+    here, as uploaded, until the job has read it: in the database, so that a Celery worker on
+    another machine can read it too. The bytes are emptied when the job ends (succeeded or
+    failed). ``options`` are :class:`~.importers.ImportOptions` as a dict. Stages: ``read``
+    (0/1: decoding and parsing), ``store`` (outputs stored, of all).
+    """
+
+    stimulus_set = models.OneToOneField(StimulusSet, on_delete=models.CASCADE, related_name="import_job")
+    file1_name = models.CharField(max_length=255)
+    file1_data = models.BinaryField(default=bytes)
+    file2_name = models.CharField(max_length=255, blank=True)
+    file2_data = models.BinaryField(null=True, blank=True)
+    options = models.JSONField(default=dict)
+
+    class Meta(Job.Meta):
+        pass
+
+    def __str__(self) -> str:
+        return f"Import for {self.stimulus_set}"
+
+
 class MiningJob(Job):
     """Tokenize a stimulus set and mine token patterns with one method.
 

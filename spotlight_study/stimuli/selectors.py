@@ -16,6 +16,7 @@ from .models import (
     ACTIVE_STATUSES,
     WAITING_FOR_BROKER,
     GenerationJob,
+    ImportJob,
     JobStatus,
     MinedPattern,
     MiningJob,
@@ -23,6 +24,17 @@ from .models import (
     StimulusSet,
 )
 from .tokenize import token_spans
+
+#: The job kinds of this app by the name their URLs and ``run_stimulus_jobs`` use.
+JOB_MODELS = {"generation": GenerationJob, "mining": MiningJob, "import": ImportJob}
+
+
+def _job_rows(model):
+    """``model``'s rows; an import job's without its files' bytes (up to 2 x 20 MB), which
+    only its run reads."""
+    rows = model.objects.all()
+    return rows.defer("file1_data", "file2_data") if model is ImportJob else rows
+
 
 PATTERN_SORT_FIELDS = ("rank", "group", "count_group1", "count_group2", "mdl_gain", "fisher_p", "score")
 
@@ -48,8 +60,8 @@ def jobs_to_run(*, now=None) -> list[tuple[str, int]]:
     """``(kind, id)`` of jobs waiting for a runner: queued, or running but stale. Oldest first."""
     now = now or timezone.now()
     found = []
-    for kind, model in (("generation", GenerationJob), ("mining", MiningJob)):
-        for job in model.objects.filter(status__in=ACTIVE_STATUSES):
+    for kind, model in JOB_MODELS.items():
+        for job in _job_rows(model).filter(status__in=ACTIVE_STATUSES):
             if job.status == JobStatus.QUEUED or job_is_stale(job, now=now):
                 found.append((job.created_at, kind, job.pk))
     return [(kind, pk) for _, kind, pk in sorted(found)]
@@ -78,14 +90,14 @@ def job_progress(job, *, kind: str) -> dict:
 
 
 def active_jobs() -> list[dict]:
-    """The queued and running generation and mining jobs of every set, oldest first.
+    """The queued and running generation, mining and import jobs of every set, oldest first.
 
-    Each entry is ``{"kind": "generation" | "mining", "job": the job (its ``stimulus_set``
-    joined), "progress": job_progress(job)}``; the stimulus list shows them. Two queries.
+    Each entry is ``{"kind": "generation" | "mining" | "import", "job": the job (its ``stimulus_set``
+    joined), "progress": job_progress(job)}``; the stimulus list shows them. One query per job kind.
     """
     found = []
-    for kind, model in (("generation", GenerationJob), ("mining", MiningJob)):
-        for job in model.objects.filter(status__in=ACTIVE_STATUSES).select_related("stimulus_set"):
+    for kind, model in JOB_MODELS.items():
+        for job in _job_rows(model).filter(status__in=ACTIVE_STATUSES).select_related("stimulus_set"):
             found.append((job.created_at, kind, job.pk, job))
     return [
         {"kind": kind, "job": job, "progress": job_progress(job, kind=kind)}
@@ -94,12 +106,11 @@ def active_jobs() -> list[dict]:
 
 
 def job_get(*, kind: str, job_id: int):
-    """The generation or mining job; raises ``DoesNotExist`` (or ``ValueError`` for a bad kind)."""
-    if kind == "generation":
-        return GenerationJob.objects.select_related("stimulus_set").get(pk=job_id)
-    if kind == "mining":
-        return MiningJob.objects.select_related("stimulus_set").get(pk=job_id)
-    raise ValueError(f"Unknown job kind '{kind}'.")
+    """The generation, mining or import job; raises ``DoesNotExist`` (or ``ValueError`` for a
+    bad kind)."""
+    if kind not in JOB_MODELS:
+        raise ValueError(f"Unknown job kind '{kind}'.")
+    return _job_rows(JOB_MODELS[kind]).select_related("stimulus_set").get(pk=job_id)
 
 
 def stimulus_set_list() -> QuerySet[StimulusSet]:
@@ -113,6 +124,11 @@ def stimulus_set_list() -> QuerySet[StimulusSet]:
 def stimulus_set_get(*, pk: int) -> StimulusSet:
     """One stimulus set with its counts annotated (see :func:`stimulus_set_list`)."""
     return stimulus_set_list().get(pk=pk)
+
+
+def import_job_for(stimulus_set: StimulusSet) -> ImportJob | None:
+    """The set's background import job (a large upload), or ``None``; without the files' bytes."""
+    return _job_rows(ImportJob).filter(stimulus_set=stimulus_set).first()
 
 
 def generation_job_for(stimulus_set: StimulusSet) -> GenerationJob | None:

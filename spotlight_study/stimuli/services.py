@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 import secrets
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,15 +21,16 @@ from spotlight_study.studies.definition_check import problem_lines, problems_add
 from spotlight_study.studies.models import Setting, Study, TokenPattern
 
 from .errors import SettingBuildError, StimuliError
-from .importers import ImportedGroups, ImportOptions, check_size, read_outputs
+from .importers import ImportedGroups, ImportOptions, check_file, check_size, read_outputs
 from .jobs.runner import job_dispatch
 from .mining import premise_problem_here
 from .jobs.state import job_cancel, job_reopen
 from .provenance import provenance_record
 from .models import (
-    ACTIVE_STATUSES, GenerationJob, JobStatus, MinedPattern, MiningJob, Output, SettingSource, StimulusSet,
+    ACTIVE_STATUSES, GenerationJob, ImportJob, JobStatus, MinedPattern, MiningJob, Output, SettingSource,
+    StimulusSet,
 )
-from .tasks import GENERATION, KINDS, MINING
+from .tasks import GENERATION, IMPORT, KINDS, MINING
 
 # Same limits as a study file (spotlight_study/studies/schema.py), so that a built setting could
 # also be written as a study file.
@@ -105,11 +106,78 @@ def stimulus_set_import_files(
     OutputImportError
         For any problem with the files (nothing is stored).
     """
-    options = options or ImportOptions(max_bytes=settings.STIMULI_MAX_UPLOAD_BYTES)
+    options = options or _default_options()
     first = _read_upload(file1, max_bytes=options.max_bytes)
     second = _read_upload(file2, max_bytes=options.max_bytes) if file2 is not None else None
     groups = read_outputs(file1=first, file2=second, options=options)
     return stimulus_set_import(title=title, groups=groups, created_by=created_by)
+
+
+def _default_options() -> ImportOptions:
+    return ImportOptions(
+        max_bytes=settings.STIMULI_MAX_UPLOAD_BYTES, max_lines=settings.STIMULI_MAX_UPLOAD_LINES
+    )
+
+
+def stimulus_set_import_start(
+    *,
+    title: str,
+    file1: Any,
+    file2: Any | None,
+    options: ImportOptions | None = None,
+    created_by=None,
+) -> tuple[StimulusSet, ImportJob | None]:
+    """Import outputs from uploaded files: small files now, large ones in a background job.
+
+    Each file's size and line count are checked first (``options.max_bytes``,
+    ``options.max_lines``: ``STIMULI_MAX_UPLOAD_BYTES`` and ``STIMULI_MAX_UPLOAD_LINES``) before
+    anything is parsed. Files of at most ``STIMULI_INLINE_IMPORT_BYTES`` together are read and
+    stored at once, as :func:`stimulus_set_import_files` does. Larger ones are kept in an
+    :class:`~.models.ImportJob` on a new, empty stimulus set and read by the job runner after
+    commit (:mod:`.jobs.import_run`), so no request parses a large file.
+
+    Returns
+    -------
+    (StimulusSet, ImportJob or None)
+        The set, and its import job if the files are read in the background.
+
+    Raises
+    ------
+    OutputImportError
+        A file over a limit, or (small files) any problem with the files; nothing is stored.
+    ValidationError
+        For a bad title.
+    """
+    options = options or _default_options()
+    first = _read_upload(file1, max_bytes=options.max_bytes)
+    second = _read_upload(file2, max_bytes=options.max_bytes) if file2 is not None else None
+    for name, data in [first] + ([second] if second else []):
+        check_file(name=name, data=data, options=options)
+    if len(first[1]) + len(second[1] if second else b"") <= settings.STIMULI_INLINE_IMPORT_BYTES:
+        groups = read_outputs(file1=first, file2=second, options=options)
+        return stimulus_set_import(title=title, groups=groups, created_by=created_by), None
+    with transaction.atomic():
+        stimulus_set = StimulusSet(
+            title=title,
+            source=StimulusSet.Source.IMPORTED,
+            source_detail=(f"{first[0]} | {second[0]}" if second else f"{first[0]} (both groups)")[:500],
+            created_by=created_by,
+        )
+        stimulus_set.full_clean()
+        stimulus_set.save()
+        job = ImportJob.objects.create(
+            stimulus_set=stimulus_set,
+            file1_name=first[0][:255],
+            file1_data=first[1],
+            file2_name=second[0][:255] if second else "",
+            file2_data=second[1] if second else None,
+            options=asdict(options),
+            stage="read",
+            total=1,
+            created_by=created_by,
+        )
+        job_dispatch(IMPORT, job_id=job.pk)
+    return stimulus_set, job
 
 
 
@@ -255,6 +323,10 @@ def mining_job_create(
         generation_job = GenerationJob.objects.filter(stimulus_set=stimulus_set).first()
         if generation_job is not None and generation_job.status in ACTIVE_STATUSES:
             raise StimuliError("The outputs are still being generated; mine them when generation has finished.")
+        import_status = ImportJob.objects.filter(stimulus_set=stimulus_set).values_list("status", flat=True).first()
+        if import_status is not None and import_status != JobStatus.SUCCEEDED:
+            raise StimuliError("The outputs are still being imported (or their import failed); mine them "
+                               "once the import has succeeded.")
         counts = {
             g: Output.objects.filter(stimulus_set=stimulus_set, group=g).count() for g in (1, 2)
         }
@@ -488,6 +560,7 @@ __all__ = [
     "SettingChoice",
     "stimulus_set_import",
     "stimulus_set_import_files",
+    "stimulus_set_import_start",
     "generation_job_create",
     "generation_job_cancel",
     "mining_job_create",

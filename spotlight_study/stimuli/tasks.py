@@ -5,7 +5,7 @@ A task takes a job id and calls one idempotent run (:mod:`.jobs`). ``acks_late``
 continues the job where it stopped (outputs and tokens already stored are kept). Task names follow
 the scheme of :mod:`spotlight_study.celery`.
 
-:data:`GENERATION` and :data:`MINING` are what services hand to
+:data:`GENERATION`, :data:`MINING` and :data:`IMPORT` are what services hand to
 :func:`~.jobs.runner.job_dispatch` and what ``run_stimulus_jobs`` runs in its own process.
 """
 from __future__ import annotations
@@ -15,11 +15,12 @@ import uuid
 from celery import shared_task
 
 from .jobs.generation_run import generation_job_run
+from .jobs.import_run import import_job_run
 from .jobs.mining_run import mining_job_run
 from .jobs.retry import CELERY_RETRY_OPTIONS
 from .jobs.runner import JobKind
 from .jobs.sweep import jobs_resume_stale
-from .models import GenerationJob, MiningJob
+from .models import GenerationJob, ImportJob, MiningJob
 
 
 @shared_task(
@@ -46,6 +47,13 @@ def mining_job_run_task(self, job_id: int) -> None:
     mining_job_run(job_id=job_id, run_id=self.request.id or uuid.uuid4().hex)
 
 
+@shared_task(name="stimuli.import_job_run", bind=True, acks_late=True, reject_on_worker_lost=True)
+def import_job_run_task(self, job_id: int) -> None:
+    """Read the uploaded files of import job ``job_id`` and store their outputs (see
+    ``import_job_run``)."""
+    import_job_run(job_id=job_id, run_id=self.request.id or uuid.uuid4().hex)
+
+
 GENERATION = JobKind(
     name="generation",
     model=GenerationJob,
@@ -54,6 +62,7 @@ GENERATION = JobKind(
     retries_transient=True,
 )
 MINING = JobKind(name="mining", model=MiningJob, run=mining_job_run, task=mining_job_run_task)
+IMPORT = JobKind(name="import", model=ImportJob, run=import_job_run, task=import_job_run_task)
 
 
 @shared_task(name="stimuli.jobs_resume_stale")
@@ -63,4 +72,4 @@ def jobs_resume_stale_task() -> list:
     Returns the ``[kind, id]`` pairs resumed."""
     return [list(pair) for pair in jobs_resume_stale(KINDS)]
 #: The stimuli job kinds by name (``run_stimulus_jobs --job NAME:ID``, the job pages' URLs).
-KINDS = {kind.name: kind for kind in (GENERATION, MINING)}
+KINDS = {kind.name: kind for kind in (GENERATION, MINING, IMPORT)}

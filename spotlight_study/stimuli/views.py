@@ -44,7 +44,11 @@ def stimulus_set_list(request: HttpRequest) -> HttpResponse:
 
 @staff_required
 def import_outputs(request: HttpRequest) -> HttpResponse:
-    """Upload outputs; on any problem the form comes back with the message and nothing is stored."""
+    """Upload outputs; on any problem the form comes back with the message and nothing is stored.
+
+    A file over the size or line limit is refused before it is parsed; a large file is read by
+    a background import job, whose progress the set's page shows.
+    """
     form = ImportForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         d = form.cleaned_data
@@ -55,9 +59,10 @@ def import_outputs(request: HttpRequest) -> HttpResponse:
             group1_value=d["group1_value"],
             group2_value=d["group2_value"],
             max_bytes=settings.STIMULI_MAX_UPLOAD_BYTES,
+            max_lines=settings.STIMULI_MAX_UPLOAD_LINES,
         )
         try:
-            stimulus_set = services.stimulus_set_import_files(
+            stimulus_set, job = services.stimulus_set_import_start(
                 title=d["title"],
                 file1=d["file1"],
                 file2=d.get("file2"),
@@ -70,7 +75,10 @@ def import_outputs(request: HttpRequest) -> HttpResponse:
             for msg in _validation_messages(exc):
                 form.add_error(None, msg)
         else:
-            messages.success(request, f"Imported {stimulus_set.outputs.count()} outputs.")
+            if job is None:
+                messages.success(request, f"Imported {stimulus_set.outputs.count()} outputs.")
+            else:
+                messages.success(request, "Import queued: the files are read in the background.")
             return redirect("stimuli:set_detail", pk=stimulus_set.pk)
     return render(request, "stimuli/import.html", {"form": form})
 
@@ -104,6 +112,7 @@ def stimulus_set_detail(request: HttpRequest, pk: int) -> HttpResponse:
     except StimulusSet.DoesNotExist:
         raise Http404("No such stimulus set.") from None
     generation_job = selectors.generation_job_for(stimulus_set)
+    import_job = selectors.import_job_for(stimulus_set)
     mining_jobs = list(selectors.mining_jobs_for(stimulus_set))
     return render(
         request,
@@ -114,6 +123,8 @@ def stimulus_set_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "generation_progress": (
                 selectors.job_progress(generation_job, kind="generation") if generation_job else None
             ),
+            "import_job": import_job,
+            "import_progress": selectors.job_progress(import_job, kind="import") if import_job else None,
             "mining_jobs": [
                 (j, selectors.job_progress(j, kind="mining"), pipeline_label(j.pipeline)) for j in mining_jobs
             ],

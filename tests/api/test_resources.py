@@ -335,3 +335,14 @@ def test_pilot_participants_are_left_out_unless_asked_for(api, demo_study):
     survey = api.get(f"{base}/survey-answers/").json()["count"]
     assert survey == SurveyAnswer.objects.filter(participant__is_pilot=False).count()
     assert api.get(f"{base}/participants/?include_pilot=perhaps").status_code == 400
+
+
+def test_a_study_file_over_the_size_limit_is_refused_on_its_size(api, db):
+    """An uploaded study file of 10 MB (over 512 KiB) is a 400 invalid_study_file naming the
+    limit, refused on its announced size; nothing is created."""
+    upload = SimpleUploadedFile("big.yaml", b"# filler\n" * (10 * 1024 * 1024 // 9), content_type="application/yaml")
+    response = api.post("/api/studies/import/", {"file": upload}, format="multipart")
+    error = response.json()["error"]
+    assert response.status_code == 400 and error["code"] == "invalid_study_file"
+    assert "big.yaml: the file is 10,485,756 bytes; a study file may have at most 524,288" in error["fields"]["(file)"][0]
+    assert Study.objects.count() == 0

@@ -74,7 +74,7 @@ def test_no_running_jobs_no_jobs_section(staff_client):
 
 
 def test_active_jobs_selector_reads_in_constant_queries():
-    """Two queries (one per job kind) whatever the number of jobs; entries carry job_progress."""
+    """Three queries (one per job kind: generation, mining, import) whatever the number of jobs; entries carry job_progress."""
     for i in range(2):
         _running_generation(f"gen {i}", done=i, total=4)
     with CaptureQueriesContext(connection) as few:
@@ -86,5 +86,5 @@ def test_active_jobs_selector_reads_in_constant_queries():
         more = active_jobs()
         [entry["job"].stimulus_set.title for entry in more]
     assert len(entries) == 2 and len(more) == 10
-    assert len(many.captured_queries) == len(few.captured_queries) == 2
+    assert len(many.captured_queries) == len(few.captured_queries) == 3
     assert more[0]["progress"] == {**more[0]["progress"], "kind": "generation", "status": "running", "total": 4}

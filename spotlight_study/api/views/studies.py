@@ -15,6 +15,8 @@ from rest_framework.response import Response
 from spotlight_study.accounts.roles import RUNNING, IsStaff
 from spotlight_study.participation.selectors import cell_counts, study_dashboard
 from spotlight_study.studies.access import studies_visible_to
+from spotlight_study.studies.errors import StudyFileError
+from spotlight_study.studies.file_limits import FileLimitError, file_size_check
 from spotlight_study.studies.models import Setting, Study
 from spotlight_study.studies.selectors import study_cells
 from spotlight_study.studies.services import study_import, study_import_file
@@ -38,8 +40,14 @@ def _import_upload(upload: UploadedFile, *, replace: bool, drop_missing: bool = 
     A file named ``*.json`` is read as JSON, any other as YAML (of which JSON is a subset), so
     the file's name never refuses it: its content decides. Raises whatever
     :func:`~spotlight_study.studies.services.study_import_file` raises (a file that is not a
-    study file: ``StudyFileError``, 400 ``invalid_study_file``).
+    study file: ``StudyFileError``, 400 ``invalid_study_file``). A file over the size limit
+    (512 KiB, ``studies/file_limits.py``) is refused on its announced size, before it is copied.
     """
+    try:
+        file_size_check(upload.size or 0)
+    except FileLimitError as exc:
+        name = Path(upload.name or "upload").name
+        raise StudyFileError({"(file)": [f"{name}: {exc} (see the size limits in docs/study-file.md)."]}) from None
     suffix = ".json" if Path(upload.name or "").suffix.lower() == ".json" else ".yaml"
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / f"study{suffix}"

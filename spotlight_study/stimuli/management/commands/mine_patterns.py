@@ -81,6 +81,7 @@ class Command(BaseCommand):
             group1_value=opts["group1_value"],
             group2_value=opts["group2_value"],
             max_bytes=settings.STIMULI_MAX_UPLOAD_BYTES,
+            max_lines=settings.STIMULI_MAX_UPLOAD_LINES,
         )
         try:
             file1 = (Path(opts["a_file"]).name, Path(opts["a_file"]).read_bytes())
