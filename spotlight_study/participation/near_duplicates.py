@@ -33,7 +33,7 @@ from collections import Counter, defaultdict
 import numpy as np
 from django.db import connection
 
-from .models import AnswerSketchKey
+from .models import AnswerSketchKey, TaskResponse
 
 #: Characters (UTF-8 bytes) per shingle: 4-grams tell answers apart better than 3-grams (which
 #: every English answer shares many of) and still survive small edits.
@@ -171,11 +171,41 @@ def candidate_ids(*, setting_id: int, is_pilot: bool, keys: list[int], exclude_i
     return [pk for pk, _count in ranked[:CANDIDATES]]
 
 
+def candidate_answers(*, setting_id: int, participant_ids: list[int]) -> list[tuple[int, str, int | None]]:
+    """``(row id, answer, stored near_duplicate_score)`` of the saved answers in the setting of
+    the participants given (one statement; none for no participants). Plain SQL: the ORM's
+    query building cost more CPU than the read (issue 39 §4's profile)."""
+    if not participant_ids:
+        return []
+    table = TaskResponse._meta.db_table
+    sql = (f"SELECT id, answer, near_duplicate_score FROM {table} "
+           "WHERE setting_id = %s AND answered_at IS NOT NULL AND participant_id IN ("
+           + ", ".join(["%s"] * len(participant_ids)) + ")")
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [setting_id, *participant_ids])
+        return cursor.fetchall()
+
+
 def sketch_save(*, participant_id: int, setting_id: int, is_pilot: bool, keys: list[int]) -> None:
     """Store ``keys`` as the sketch of the participant's answer in the setting (one statement).
     Run inside the answer's transaction: an answer is saved once (its ``UPDATE`` requires
-    ``answered_at IS NULL``), and a refused save rolls the sketch back with it."""
-    AnswerSketchKey.objects.bulk_create(
-        AnswerSketchKey(participant_id=participant_id, setting_id=setting_id, is_pilot=is_pilot, sketch_key=k)
-        for k in dict.fromkeys(keys)
-    )
+    ``answered_at IS NULL``), and a refused save rolls the sketch back with it.
+
+    Plain SQL rather than ``bulk_create``: building 33 model instances and their parameters
+    cost about as much CPU as the rest of the near-duplicate check (issue 39 §4's profile)."""
+    unique = list(dict.fromkeys(keys))
+    if not unique:
+        return
+    table = AnswerSketchKey._meta.db_table
+    columns = f"INSERT INTO {table} (participant_id, setting_id, is_pilot, sketch_key) "
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(
+                columns + "SELECT %s, %s, %s, k FROM unnest(%s::bigint[]) AS k",
+                [participant_id, setting_id, is_pilot, unique],
+            )
+        else:
+            cursor.execute(
+                columns + "VALUES " + ", ".join(["(%s, %s, %s, %s)"] * len(unique)),
+                [x for k in unique for x in (participant_id, setting_id, is_pilot, k)],
+            )

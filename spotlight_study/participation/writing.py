@@ -111,13 +111,7 @@ def near_duplicate_record(
     candidates = near_duplicates.candidate_ids(
         setting_id=setting_id, is_pilot=is_pilot, keys=keys, exclude_id=participant_id
     )
-    others = list(
-        TaskResponse.objects.filter(
-            setting_id=setting_id, participant_id__in=candidates, answered_at__isnull=False
-        )
-        .order_by()
-        .values_list("pk", "answer", "near_duplicate_score")
-    ) if candidates else []
+    others = near_duplicates.candidate_answers(setting_id=setting_id, participant_ids=candidates)
     near_duplicates.sketch_save(
         participant_id=participant_id, setting_id=setting_id, is_pilot=is_pilot, keys=keys
     )
