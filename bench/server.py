@@ -219,6 +219,11 @@ def start(env: dict[str, str], *, slug: str, port: int) -> Server:
     if "--http-socket 0.0.0.0:" not in command:
         sys.exit(f"the Procfile's web command has no '--http-socket 0.0.0.0:': {command}")
     command = command.replace("--http-socket 0.0.0.0:", "--http-socket 127.0.0.1:")
+    if env.get("UWSGI_HARAKIRI"):
+        # uwsgi.ini's own harakiri wins over the environment's UWSGI_HARAKIRI; the command
+        # line wins over both (the researcher benchmark's zip of 20,000 participants took
+        # longer than uwsgi.ini's 30 s on the busy shared machine, and the worker was killed).
+        command += f" --harakiri {int(env['UWSGI_HARAKIRI'])}"
     env = {**env, "PORT": str(port)}
     workers = int(env.get("WEB_CONCURRENCY") or default_workers())
     log_path = Path(tempfile.mkdtemp(prefix="spotlight-bench-")) / f"uwsgi-{port}.log"

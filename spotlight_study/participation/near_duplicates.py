@@ -33,7 +33,7 @@ from collections import Counter, defaultdict
 import numpy as np
 from django.db import connection
 
-from .models import AnswerSketchKey
+from .models import AnswerSketchKey, TaskResponse
 
 #: Characters (UTF-8 bytes) per shingle: 4-grams tell answers apart better than 3-grams (which
 #: every English answer shares many of) and still survive small edits.
@@ -90,8 +90,9 @@ def sketch_keys(text: str) -> list[int]:
 
 
 def _candidates_sql(n_keys: int) -> str:
-    """One statement reading at most RECENT_PER_KEY participant ids per key (one index range
-    each), each row tagged with its key's position."""
+    """SQLite's statement: at most RECENT_PER_KEY participant ids per key (one index range
+    each), each row tagged with its key's position (SQLite's planner reads each range through
+    the index in its order whatever the table holds)."""
     table = AnswerSketchKey._meta.db_table
     branch = (
         f"SELECT {{i}}, participant_id FROM (SELECT participant_id FROM {table} "
@@ -101,22 +102,66 @@ def _candidates_sql(n_keys: int) -> str:
     return " UNION ALL ".join(branch.format(i=i) for i in range(n_keys))
 
 
+#: PostgreSQL's function of migration 0009 (its text: :data:`POSTGRES_FUNCTION`).
+POSTGRES_FUNCTION_NAME = "participation_sketch_candidates"
+#: One index range per key, read backward through ``answer_sketch_lookup`` and stopped after
+#: RECENT_PER_KEY entries. The function's own settings forbid the bitmap scan, the sort and
+#: the sequential scan while its statement is planned: without them the plan depends on the
+#: table's statistics, and a table that was never analyzed (autovacuum off, or a table that
+#: grew from empty faster than autovacuum ran) is estimated at a few rows per key, so
+#: PostgreSQL read every row of a shared key with a bitmap scan and sorted them (22 ms a key
+#: at 2,400 participants, issue 39). With the settings the plan is the index range whatever
+#: the statistics say. A function with ``SET`` clauses is never inlined, so they hold for the
+#: inner statement only, never for the rest of the transaction.
+POSTGRES_FUNCTION = f"""
+    CREATE OR REPLACE FUNCTION {POSTGRES_FUNCTION_NAME}(p_setting integer, p_pilot boolean, p_keys bigint[])
+    RETURNS TABLE (key_position bigint, participant_id integer)
+    LANGUAGE sql STABLE
+    SET enable_bitmapscan = off SET enable_sort = off SET enable_seqscan = off
+    AS $$
+        SELECT k.position, s.participant_id
+        FROM unnest(p_keys) WITH ORDINALITY AS k(sketch_key, position)
+        CROSS JOIN LATERAL (
+            SELECT a.participant_id FROM participation_answersketchkey AS a
+            WHERE a.setting_id = p_setting AND a.is_pilot = p_pilot AND a.sketch_key = k.sketch_key
+            ORDER BY a.participant_id DESC LIMIT {RECENT_PER_KEY}
+        ) AS s
+    $$
+"""
+POSTGRES_FUNCTION_DROP = f"DROP FUNCTION IF EXISTS {POSTGRES_FUNCTION_NAME}(integer, boolean, bigint[])"
+
+
+def candidate_rows(*, setting_id: int, is_pilot: bool, keys: list[int]) -> list[tuple[int, int]]:
+    """``(key position, participant id)`` for at most RECENT_PER_KEY answers per key: the
+    newest answers in the setting and population that share the key (one statement, one index
+    range per key, on PostgreSQL whatever the table's statistics: :data:`POSTGRES_FUNCTION`).
+    The key position is 0-based on SQLite, 1-based on PostgreSQL; only its grouping matters."""
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(
+                f"SELECT key_position, participant_id FROM {POSTGRES_FUNCTION_NAME}(%s, %s, %s::bigint[])",
+                [setting_id, is_pilot, keys],
+            )
+        else:
+            params: list = []
+            for key in keys:
+                params += [setting_id, is_pilot, key]
+            cursor.execute(_candidates_sql(len(keys)), params)
+        return cursor.fetchall()
+
+
 def candidate_ids(*, setting_id: int, is_pilot: bool, keys: list[int], exclude_id: int | None) -> list[int]:
     """Up to :data:`CANDIDATES` ids of participants whose answer in the setting (and
     population) given shares sketch keys with ``keys``, the highest weight of shared keys first
     (then the newest).
 
-    Reads at most ``len(keys) * RECENT_PER_KEY`` index entries, in one statement.
-    ``exclude_id`` (the participant whose answer is being saved) is never returned.
+    Reads at most ``len(keys) * RECENT_PER_KEY`` index entries, in one statement
+    (:func:`candidate_rows`). ``exclude_id`` (the participant whose answer is being saved) is
+    never returned.
     """
     if not keys:
         return []
-    params: list = []
-    for key in keys:
-        params += [setting_id, is_pilot, key]
-    with connection.cursor() as cursor:
-        cursor.execute(_candidates_sql(len(keys)), params)
-        rows = cursor.fetchall()
+    rows = candidate_rows(setting_id=setting_id, is_pilot=is_pilot, keys=keys)
     per_key = Counter(branch for branch, _pk in rows)
     weight: dict[int, float] = defaultdict(float)
     for branch, pk in rows:
@@ -126,11 +171,41 @@ def candidate_ids(*, setting_id: int, is_pilot: bool, keys: list[int], exclude_i
     return [pk for pk, _count in ranked[:CANDIDATES]]
 
 
+def candidate_answers(*, setting_id: int, participant_ids: list[int]) -> list[tuple[int, str, int | None]]:
+    """``(row id, answer, stored near_duplicate_score)`` of the saved answers in the setting of
+    the participants given (one statement; none for no participants). Plain SQL: the ORM's
+    query building cost more CPU than the read (issue 39 §4's profile)."""
+    if not participant_ids:
+        return []
+    table = TaskResponse._meta.db_table
+    sql = (f"SELECT id, answer, near_duplicate_score FROM {table} "
+           "WHERE setting_id = %s AND answered_at IS NOT NULL AND participant_id IN ("
+           + ", ".join(["%s"] * len(participant_ids)) + ")")
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [setting_id, *participant_ids])
+        return cursor.fetchall()
+
+
 def sketch_save(*, participant_id: int, setting_id: int, is_pilot: bool, keys: list[int]) -> None:
     """Store ``keys`` as the sketch of the participant's answer in the setting (one statement).
     Run inside the answer's transaction: an answer is saved once (its ``UPDATE`` requires
-    ``answered_at IS NULL``), and a refused save rolls the sketch back with it."""
-    AnswerSketchKey.objects.bulk_create(
-        AnswerSketchKey(participant_id=participant_id, setting_id=setting_id, is_pilot=is_pilot, sketch_key=k)
-        for k in dict.fromkeys(keys)
-    )
+    ``answered_at IS NULL``), and a refused save rolls the sketch back with it.
+
+    Plain SQL rather than ``bulk_create``: building 33 model instances and their parameters
+    cost about as much CPU as the rest of the near-duplicate check (issue 39 §4's profile)."""
+    unique = list(dict.fromkeys(keys))
+    if not unique:
+        return
+    table = AnswerSketchKey._meta.db_table
+    columns = f"INSERT INTO {table} (participant_id, setting_id, is_pilot, sketch_key) "
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(
+                columns + "SELECT %s, %s, %s, k FROM unnest(%s::bigint[]) AS k",
+                [participant_id, setting_id, is_pilot, unique],
+            )
+        else:
+            cursor.execute(
+                columns + "VALUES " + ", ".join(["(%s, %s, %s, %s)"] * len(unique)),
+                [x for k in unique for x in (participant_id, setting_id, is_pilot, k)],
+            )

@@ -99,10 +99,7 @@ def _scored_on_save(monkeypatch, row, answer):
 
     monkeypatch.setattr(writing, "near_duplicate_scores", counting)
     keys = near_duplicates.sketch_keys(normalize_answer(answer))
-    params = [x for k in keys for x in (row.setting_id, False, k)]
-    with connection.cursor() as cursor:
-        cursor.execute(near_duplicates._candidates_sql(len(keys)), params)
-        index_rows = len(cursor.fetchall())
+    index_rows = len(near_duplicates.candidate_rows(setting_id=row.setting_id, is_pilot=False, keys=keys))
     score, _raised = writing.near_duplicate_record(
         answer=answer, setting_id=row.setting_id, participant_id=row.participant_id, is_pilot=False
     )
@@ -137,6 +134,55 @@ def test_rows_read_do_not_grow_with_earlier_answers(demo_study, monkeypatch, kin
         # Every earlier answer is a near-duplicate: both sizes score exactly CANDIDATES.
         assert results[0][0] == results[1][0] == near_duplicates.CANDIDATES
         assert results[0][2] >= 90 and results[1][2] >= 90
+
+
+def _sketch_entries_fetched() -> int:
+    """Rows of the sketch table fetched through its indexes in this transaction so far
+    (PostgreSQL's per-transaction table statistics, exact and immediate)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT COALESCE(idx_tup_fetch, 0) FROM pg_stat_xact_user_tables WHERE relname = %s",
+            [AnswerSketchKey._meta.db_table],
+        )
+        row = cursor.fetchone()
+    return row[0] if row else 0
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's planner and statistics")
+def test_postgres_reads_a_bounded_range_per_key_without_statistics(demo_study):
+    """On a sketch table that was never analyzed (as on a server with autovacuum off, or one
+    that grew from empty faster than autovacuum ran), 2,000 earlier answers that are all one
+    pasted text (every fifth lightly edited) share most keys, among 200,000 other keys; the candidate read fetches at most RECENT_PER_KEY rows
+    per key, not every row of each shared key (the bitmap scan and sort PostgreSQL chose
+    without statistics fetched about 2,000 per key, issue 39)."""
+    seed = 3903
+    print("seed", seed)
+    rng = random.Random(seed)
+    pasted = "Group 2 describes the person more often as a woman and mentions family; group 1 is about work."
+    texts = [_edited(rng, pasted, 2) if i % 5 == 0 else pasted for i in range(2000)]
+    setting, _rows = _saved_answers(demo_study, texts)
+    with connection.cursor() as cursor:
+        # 100 more keys per answer, each its own (random, seeded): the table's size as at
+        # several thousand participants, where PostgreSQL's guess without statistics (a few
+        # rows per key) made it choose the bitmap scan.
+        cursor.execute("SELECT setseed(0.3903)")
+        cursor.execute(
+            f"INSERT INTO {AnswerSketchKey._meta.db_table} (participant_id, setting_id, is_pilot, sketch_key) "
+            "SELECT r.participant_id, r.setting_id, false, (random() * 9e18)::bigint "
+            "FROM participation_taskresponse AS r, generate_series(1, 100) WHERE r.setting_id = %s",
+            [setting.pk],
+        )
+        cursor.execute(
+            "SELECT reltuples FROM pg_class WHERE relname = %s", [AnswerSketchKey._meta.db_table]
+        )
+        assert cursor.fetchone()[0] <= 0, "the table must be without statistics for this test"
+    keys = near_duplicates.sketch_keys(normalize_answer(pasted))
+    before = _sketch_entries_fetched()
+    rows = near_duplicates.candidate_rows(setting_id=setting.pk, is_pilot=False, keys=keys)
+    fetched = _sketch_entries_fetched() - before
+    print("index entries fetched:", fetched, "rows returned:", len(rows))
+    assert len(rows) > len(keys)  # the keys are shared: several answers per key
+    assert fetched <= len(keys) * near_duplicates.RECENT_PER_KEY
 
 
 def test_scores_equal_the_full_comparison_on_a_reference_set(demo_study):

@@ -23,9 +23,10 @@ MAX_QUERIES_PER_REQUEST = 3
 #: there was one read of every earlier answer of the setting before.
 _ANSWER_SAVE = re.compile(r'^UPDATE "participation_taskresponse" SET "answer"')
 _NEAR_DUPLICATE_READ = re.compile(
-    r'^SELECT "participation_taskresponse"."id" AS "pk", "participation_taskresponse"."answer"'
+    r'^SELECT id, answer, near_duplicate_score FROM participation_taskresponse'
     r'|^SELECT 0, participant_id FROM \(SELECT participant_id FROM participation_answersketchkey'
-    r'|^INSERT INTO "participation_answersketchkey"'
+    r'|^SELECT key_position, participant_id FROM participation_sketch_candidates'
+    r'|^INSERT INTO participation_answersketchkey'
 )
 _TRANSACTION = re.compile(r"^\s*(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)\b", re.IGNORECASE)
 # The definition's tables, and the session table; the study row may appear only as the join
