@@ -39,7 +39,8 @@ from spotlight_study.accounts.roles import (
 from spotlight_study.studies.models import StudyMember
 from spotlight_study.studies.services import study_import
 
-pytestmark = [pytest.mark.own_membership, pytest.mark.django_db]
+# Thousands of requests: minutes on a loaded machine (the suite's default limit is 300 s).
+pytestmark = [pytest.mark.own_membership, pytest.mark.django_db, pytest.mark.timeout(1500)]
 
 PUBLIC, LOGIN, STAFF, ADMIN = "public", "login", "staff", "admin"
 RUNNERS = "runners"  # instance staff, or owner/researcher of some study (the API's entry rule)
