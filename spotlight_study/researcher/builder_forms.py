@@ -13,9 +13,6 @@ the import's default applies.
 """
 from __future__ import annotations
 
-import csv
-import io
-import json
 from typing import Any
 
 from django import forms
@@ -26,96 +23,20 @@ from spotlight_study.studies.pages import PAGE_POSITIONS
 from spotlight_study.studies.quality_flags import default_holding_flags, known_flag_keys
 from spotlight_study.studies.schema_survey import NUMBER_TESTS, SURVEY_ITEM_TYPES
 
-TEXT_SEPARATOR = "---"
+from .builder_values import (  # noqa: F401 (the views read texts and words through this module)
+    TEXT_SEPARATOR,
+    Text,
+    lines,
+    number_or_text,
+    texts_box,
+    texts_format,
+    texts_from,
+    uploaded_texts,
+    words,
+)
+
 LONG = forms.Textarea(attrs={"rows": 6})
 SHORT = forms.Textarea(attrs={"rows": 3})
-
-
-def lines(text: str) -> list[str]:
-    """The non-empty lines of ``text``, stripped."""
-    return [line.strip() for line in (text or "").splitlines() if line.strip()]
-
-
-def words(text: str) -> list[str]:
-    """The comma-separated words of ``text``, stripped, empty ones dropped."""
-    return [w.strip() for w in (text or "").split(",") if w.strip()]
-
-
-def number_or_text(text: str, *, integer: bool = True) -> Any:
-    """``text`` as an int (or float), the text itself when it is not one (the validation then
-    names it), ``None`` when empty (the key is left out)."""
-    text = (text or "").strip()
-    if not text:
-        return None
-    try:
-        return int(text) if integer else float(text)
-    except ValueError:
-        if not integer:
-            return text
-        try:
-            value = float(text)
-        except ValueError:
-            return text
-        return int(value) if value.is_integer() else text
-
-
-def texts_from(text: str, fmt: str) -> list[str]:
-    """A group's texts from its box: one text a line (``fmt == "lines"``), or texts separated by
-    a line holding only ``---`` (any other ``fmt``), so a text may have line breaks."""
-    if fmt == "lines":
-        return lines(text)
-    out, current = [], []
-    for line in (text or "").splitlines():
-        if line.strip() == TEXT_SEPARATOR:
-            out.append("\n".join(current).strip())
-            current = []
-        else:
-            current.append(line)
-    out.append("\n".join(current).strip())
-    return [t for t in out if t]
-
-
-def texts_box(texts: list, fmt: str) -> str:
-    """The box's text of a group's texts (the inverse of :func:`texts_from`)."""
-    texts = [str(t) for t in texts or []]
-    if fmt == "lines":
-        return "\n".join(texts)
-    return f"\n{TEXT_SEPARATOR}\n".join(texts)
-
-
-def texts_format(*groups: list) -> str:
-    """``"lines"`` unless a text has a line break (then ``"blocks"``)."""
-    return "blocks" if any("\n" in str(t) for g in groups for t in g or []) else "lines"
-
-
-def uploaded_texts(upload) -> list[str]:
-    """The texts of an uploaded file: a JSON list of strings, a CSV's ``text`` column (else its
-    first column), or a text file's lines. Raises ``ValueError`` with a message for a file that
-    is none of these."""
-    raw = upload.read(2_000_000 + 1)
-    if len(raw) > 2_000_000:
-        raise ValueError("The file is larger than 2 MB.")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise ValueError("The file is not UTF-8 text.") from None
-    name = (upload.name or "").lower()
-    if name.endswith(".json"):
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"Not valid JSON: {exc}") from None
-        if not isinstance(data, list) or not all(isinstance(t, str) for t in data):
-            raise ValueError("A JSON file of texts must be a list of strings.")
-        return [t.strip() for t in data if t.strip()]
-    if name.endswith(".csv"):
-        rows = list(csv.reader(io.StringIO(text)))
-        if not rows:
-            return []
-        column = rows[0].index("text") if "text" in rows[0] else 0
-        body = rows[1:] if "text" in rows[0] else rows
-        return [r[column].strip() for r in body if len(r) > column and r[column].strip()]
-    return lines(text)
 
 
 class SectionForm(forms.Form):
@@ -144,14 +65,14 @@ def _put(data: dict, key: str, value: Any) -> None:
 class StudyTextsForm(SectionForm):
     """Title, status, language and the participant pages' texts."""
 
-    title = forms.CharField()
+    title = Text()
     status = forms.ChoiceField(choices=Study.Status.choices)
-    language = forms.CharField(help_text="A code such as en, de, es or fr: the participant pages' language.")
-    consent_text = forms.CharField(widget=LONG)
-    instructions_text = forms.CharField(widget=LONG)
-    example_answer = forms.CharField(widget=SHORT)
-    pattern_intro_text = forms.CharField(widget=LONG)
-    task_prompt = forms.CharField(widget=SHORT, help_text="Empty: the platform's prompt in the study's language.")
+    language = Text(help_text="A code such as en, de, es or fr: the participant pages' language.")
+    consent_text = Text(widget=LONG)
+    instructions_text = Text(widget=LONG)
+    example_answer = Text(widget=SHORT)
+    pattern_intro_text = Text(widget=LONG)
+    task_prompt = Text(widget=SHORT, help_text="Empty: the platform's prompt in the study's language.")
     paths = {name: name for name in ("title", "status", "language", "consent_text", "instructions_text",
                                      "example_answer", "pattern_intro_text", "task_prompt")}
 
@@ -180,25 +101,25 @@ class RunForm(SectionForm):
     """Completion codes, times, sample size, ``stop_at_target``, answer rules, the review's
     holding flags and the answer-quality thresholds. An empty number takes the import's default."""
 
-    completed = forms.CharField(label="Completion code: completed")
-    failed_instruction_check = forms.CharField(label="Completion code: failed instruction check")
-    no_consent = forms.CharField(label="Completion code: no consent")
-    estimated_minutes = forms.CharField(label="Estimated minutes")
-    maximum_minutes = forms.CharField(label="Maximum minutes")
-    abandonment_timeout_minutes = forms.CharField(label="Abandonment timeout (minutes)")
-    target_sample_size = forms.CharField(label="Target sample size")
+    completed = Text(label="Completion code: completed")
+    failed_instruction_check = Text(label="Completion code: failed instruction check")
+    no_consent = Text(label="Completion code: no consent")
+    estimated_minutes = Text(label="Estimated minutes")
+    maximum_minutes = Text(label="Maximum minutes")
+    abandonment_timeout_minutes = Text(label="Abandonment timeout (minutes)")
+    target_sample_size = Text(label="Target sample size")
     stop_at_target = forms.BooleanField(label="Stop at the target (later arrivals see 'this study is full')")
-    min_answer_chars = forms.CharField(label="Minimum answer length (characters)", help_text="Empty: 1.")
-    max_answer_chars = forms.CharField(label="Maximum answer length (characters)", help_text="Empty: 5000.")
-    short_time_flag_seconds = forms.CharField(label="Flag answers faster than (seconds)", help_text="Empty: 20.")
+    min_answer_chars = Text(label="Minimum answer length (characters)", help_text="Empty: 1.")
+    max_answer_chars = Text(label="Maximum answer length (characters)", help_text="Empty: 5000.")
+    short_time_flag_seconds = Text(label="Flag answers faster than (seconds)", help_text="Empty: 20.")
     failed_check_policy = forms.ChoiceField(choices=Study.FailedCheckPolicy.choices)
     instruction_check_attempts = forms.ChoiceField(choices=[("1", "1 attempt"), ("2", "2 attempts")])
     holding_flags = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple, label="Hold for review on these flags")
-    typed_chars_per_minute_max = forms.CharField(help_text="Empty: 1500.")
-    inserted_without_typing_share = forms.CharField(help_text="Empty: 0.3.")
-    copied_from_shown_texts_share = forms.CharField(help_text="Empty: 0.5.")
-    near_duplicate_similarity = forms.CharField(help_text="Empty: 90.")
-    away_before_paste_seconds = forms.CharField(help_text="Empty: 3.")
+    typed_chars_per_minute_max = Text(help_text="Empty: 1500.")
+    inserted_without_typing_share = Text(help_text="Empty: 0.3.")
+    copied_from_shown_texts_share = Text(help_text="Empty: 0.5.")
+    near_duplicate_similarity = Text(help_text="Empty: 90.")
+    away_before_paste_seconds = Text(help_text="Empty: 3.")
     paths = {
         **{c: f"completion_codes.{c}" for c in CODES},
         **{n: n for n in NUMBERS},
@@ -263,17 +184,17 @@ class SettingForm(SectionForm):
     description, and its annotation tags and surface difference; the training setting also has
     its instruction-check keywords. Its patterns are :class:`PatternForm` rows."""
 
-    key = forms.CharField()
-    title = forms.CharField()
+    key = Text()
+    title = Text()
     text_format = forms.ChoiceField(choices=FORMAT_CHOICES, widget=forms.RadioSelect, label="How the texts are separated")
-    group1 = forms.CharField(widget=forms.Textarea(attrs={"rows": 10}), label="Group 1 texts")
+    group1 = Text(widget=forms.Textarea(attrs={"rows": 10}), label="Group 1 texts")
     group1_file = forms.FileField(label="Or upload group 1 (.txt a text a line, .csv, .json list)")
-    group2 = forms.CharField(widget=forms.Textarea(attrs={"rows": 10}), label="Group 2 texts")
+    group2 = Text(widget=forms.Textarea(attrs={"rows": 10}), label="Group 2 texts")
     group2_file = forms.FileField(label="Or upload group 2 (.txt a text a line, .csv, .json list)")
-    target_description = forms.CharField(widget=SHORT, label="Target description (for annotators)")
-    check_keywords = forms.CharField(label="Instruction-check keywords (comma-separated)")
-    tags = forms.CharField(label="Annotation tags (comma-separated)")
-    surface_difference = forms.CharField(widget=SHORT, label="Surface difference (for annotators)")
+    target_description = Text(widget=SHORT, label="Target description (for annotators)")
+    check_keywords = Text(label="Instruction-check keywords (comma-separated)")
+    tags = Text(label="Annotation tags (comma-separated)")
+    surface_difference = Text(widget=SHORT, label="Surface difference (for annotators)")
 
     def __init__(self, *args, base: str, setting_key: str, training: bool, **kwargs):
         super().__init__(*args, **kwargs)
@@ -341,9 +262,9 @@ class PatternForm(forms.Form):
     """One token pattern: its tokens (comma-separated), the group it is more frequent in, and
     an optional reason to exempt it from the content checks. A row without tokens is no pattern."""
 
-    tokens = forms.CharField(required=False, label="Tokens (comma-separated)")
+    tokens = Text(required=False, label="Tokens (comma-separated)")
     group = forms.ChoiceField(choices=[("1", "More often in group 1"), ("2", "More often in group 2")], required=False)
-    unchecked_reason = forms.CharField(required=False, label="Exempt from the check because (optional)")
+    unchecked_reason = Text(required=False, label="Exempt from the check because (optional)")
 
     @staticmethod
     def initial_from(pattern: dict) -> dict:
@@ -372,10 +293,10 @@ PatternFormSet = forms.formset_factory(PatternForm, extra=2)
 class SurveyForm(SectionForm):
     """The survey's scales, intros and comment prompt; its items are :class:`SurveyItemForm` rows."""
 
-    likert_scale = forms.CharField(widget=forms.Textarea(attrs={"rows": 5}), label="Agreement scale (5 labels, one a line)")
-    frequency_scale = forms.CharField(widget=forms.Textarea(attrs={"rows": 5}), label="Frequency scale (5 labels, one a line)")
-    background_intro = forms.CharField(widget=SHORT)
-    comment_prompt = forms.CharField(widget=SHORT)
+    likert_scale = Text(widget=forms.Textarea(attrs={"rows": 5}), label="Agreement scale (5 labels, one a line)")
+    frequency_scale = Text(widget=forms.Textarea(attrs={"rows": 5}), label="Frequency scale (5 labels, one a line)")
+    background_intro = Text(widget=SHORT)
+    comment_prompt = Text(widget=SHORT)
     paths = {"likert_scale": "survey.likert_scale", "frequency_scale": "survey.frequency_scale",
              "background_intro": "survey.background_intro", "comment_prompt": "survey.comment_prompt"}
 
@@ -383,7 +304,7 @@ class SurveyForm(SectionForm):
         super().__init__(*args, **kwargs)
         self.paths = dict(self.paths)
         for condition, label in Condition.choices:
-            self.fields[f"intro_{condition}"] = forms.CharField(
+            self.fields[f"intro_{condition}"] = Text(
                 required=False, widget=SHORT, label=f"Intro of the items about the condition {condition} ({label})"
             )
             self.paths[f"intro_{condition}"] = f"survey.condition_intros.{condition}"
@@ -423,13 +344,13 @@ class SurveyItemForm(forms.Form):
     """One survey item: key, text and optionally its type with that type's keys (labels of a
     likert item or options of a choice item, one a line; min and max of a number item)."""
 
-    key = forms.CharField(required=False)
-    text = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    key = Text(required=False)
+    text = Text(required=False, widget=forms.Textarea(attrs={"rows": 2}))
     type = forms.ChoiceField(choices=TYPE_CHOICES, required=False)
-    choices = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}),
+    choices = Text(required=False, widget=forms.Textarea(attrs={"rows": 3}),
                               label="Labels (likert) or options (choice), one a line")
-    min = forms.CharField(required=False, label="Min (number)")
-    max = forms.CharField(required=False, label="Max (number)")
+    min = Text(required=False, label="Min (number)")
+    max = Text(required=False, label="Max (number)")
     test = forms.ChoiceField(choices=[("", "default")] + [(t, t) for t in NUMBER_TESTS], required=False)
 
     @staticmethod
@@ -465,10 +386,10 @@ class AnnotationForm(SectionForm):
     """The annotation section's numbers and the codebook's outcome and success mapping; its
     fields are :class:`CodebookFieldForm` rows. No field and no outcome: no codebook."""
 
-    annotators_per_item = forms.CharField(help_text="Empty: 2.")
-    reservation_minutes = forms.CharField(help_text="Empty: 30.")
-    outcome = forms.CharField(label="Codebook outcome (a field key)")
-    success = forms.CharField(widget=SHORT, label="Success mapping (optional; 'option: success' or 'option: failure', one a line)")
+    annotators_per_item = Text(help_text="Empty: 2.")
+    reservation_minutes = Text(help_text="Empty: 30.")
+    outcome = Text(label="Codebook outcome (a field key)")
+    success = Text(widget=SHORT, label="Success mapping (optional; 'option: success' or 'option: failure', one a line)")
     paths = {"annotators_per_item": "annotation.annotators_per_item", "reservation_minutes": "annotation.reservation_minutes",
              "outcome": "annotation.codebook.outcome", "success": "annotation.codebook.success"}
 
@@ -505,13 +426,13 @@ class CodebookFieldForm(forms.Form):
     """One codebook field: key, label, help, type, options (one a line), min, max, whether it is
     required and which settings it applies to. A row without key and label is no field."""
 
-    key = forms.CharField(required=False)
-    label = forms.CharField(required=False)
-    help = forms.CharField(required=False)
+    key = Text(required=False)
+    label = Text(required=False)
+    help = Text(required=False)
     type = forms.ChoiceField(choices=[(t, t) for t in FIELD_TYPES], required=False)
-    options = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}), label="Options, one a line")
-    min = forms.CharField(required=False)
-    max = forms.CharField(required=False)
+    options = Text(required=False, widget=forms.Textarea(attrs={"rows": 3}), label="Options, one a line")
+    min = Text(required=False)
+    max = Text(required=False)
     optional = forms.BooleanField(required=False, label="Optional (may be left empty)")
     applies_to = forms.ChoiceField(choices=[(a, a) for a in APPLIES_TO], required=False)
 
@@ -550,9 +471,9 @@ class PagesForm(SectionForm):
         super().__init__(*args, **kwargs)
         self.paths = {}
         for place in PAGE_POSITIONS:
-            self.fields[f"{place}_title"] = forms.CharField(required=False, label=f"Title of the page at {place}")
-            self.fields[f"{place}_text"] = forms.CharField(required=False, widget=SHORT, label=f"Text of the page at {place}")
-            self.fields[f"{place}_min_seconds"] = forms.CharField(required=False, label=f"Minimum seconds on the page at {place}")
+            self.fields[f"{place}_title"] = Text(required=False, label=f"Title of the page at {place}")
+            self.fields[f"{place}_text"] = Text(required=False, widget=SHORT, label=f"Text of the page at {place}")
+            self.fields[f"{place}_min_seconds"] = Text(required=False, label=f"Minimum seconds on the page at {place}")
 
     @staticmethod
     def initial_from(pages: list) -> dict:

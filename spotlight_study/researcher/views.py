@@ -37,7 +37,7 @@ from spotlight_study.researcher.services import (
 )
 from spotlight_study.studies.export import study_file_data, study_file_text
 from spotlight_study.studies.models import Study
-from spotlight_study.studies.selectors import study_cells, study_get_or_404
+from spotlight_study.studies.selectors import drafts_unpublished, study_cells, study_get_or_404
 
 #: Flagged participants listed on the study page (the export and the API list every one).
 FLAGGED_ROWS_SHOWN = 200
@@ -62,7 +62,9 @@ def study_list(request: HttpRequest) -> HttpResponse:
 
 @researcher_required
 def _study_list(request: HttpRequest) -> HttpResponse:
-    return render(request, "researcher/study_list.html", {"rows": study_home_rows()})
+    return render(
+        request, "researcher/study_list.html", {"rows": study_home_rows(), "drafts": drafts_unpublished()}
+    )
 
 
 @researcher_required

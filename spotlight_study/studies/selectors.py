@@ -5,7 +5,7 @@ from django.db.models import Prefetch, QuerySet
 from django.http import Http404
 
 from .design import Cell, build_cells, design_warnings
-from .models import Setting, Study, TokenPattern
+from .models import Setting, Study, StudyDraft, TokenPattern
 
 
 def studies_with_settings() -> QuerySet[Study]:
@@ -112,3 +112,9 @@ def study_design_warnings(study: Study) -> list[str]:
         target_sample_size=study.target_sample_size,
         language=study.language,
     )
+
+
+def drafts_unpublished():
+    """Builder drafts of studies not published yet (no study has their slug), newest first;
+    one query."""
+    return StudyDraft.objects.exclude(slug__in=Study.objects.values("slug")).order_by("-updated_at")
