@@ -191,13 +191,17 @@ class SettingForm(SectionForm):
     group1_file = forms.FileField(label="Or upload group 1 (.txt a text a line, .csv, .json list)")
     group2 = Text(widget=forms.Textarea(attrs={"rows": 10}), label="Group 2 texts")
     group2_file = forms.FileField(label="Or upload group 2 (.txt a text a line, .csv, .json list)")
+    stimulus_set = forms.ChoiceField(label="Or take both groups from a stimulus set of the Stimuli pages")
+    stimulus_per_group = Text(label="Texts per group taken from the stimulus set (the first ones)", help_text="Empty: 10.")
     target_description = Text(widget=SHORT, label="Target description (for annotators)")
     check_keywords = Text(label="Instruction-check keywords (comma-separated)")
     tags = Text(label="Annotation tags (comma-separated)")
     surface_difference = Text(widget=SHORT, label="Surface difference (for annotators)")
 
-    def __init__(self, *args, base: str, setting_key: str, training: bool, **kwargs):
+    def __init__(self, *args, base: str, setting_key: str, training: bool, stimulus_sets=(), stimulus_texts=None, **kwargs):
         super().__init__(*args, **kwargs)
+        self.fields["stimulus_set"].choices = [("", "(none)"), *stimulus_sets]
+        self.stimulus_texts = stimulus_texts
         self.base = base
         self.training = training
         if not training:
@@ -227,13 +231,22 @@ class SettingForm(SectionForm):
     def clean(self):
         cleaned = super().clean()
         fmt = cleaned.get("text_format") or "lines"
-        for group in ("group1", "group2"):
+        from_set = ([], [])
+        if cleaned.get("stimulus_set") and self.stimulus_texts is not None:
+            n = number_or_text(cleaned.get("stimulus_per_group") or "10")
+            if not isinstance(n, int) or not 1 <= n <= 100:
+                self.add_error("stimulus_per_group", "Give a whole number from 1 to 100.")
+            else:
+                from_set = self.stimulus_texts(int(cleaned["stimulus_set"]), n)
+        for number, group in enumerate(("group1", "group2")):
             upload = cleaned.get(f"{group}_file")
             if upload:
                 try:
                     cleaned[f"{group}_texts"] = uploaded_texts(upload)
                 except ValueError as exc:
                     self.add_error(f"{group}_file", str(exc))
+            elif from_set[number]:
+                cleaned[f"{group}_texts"] = from_set[number]
             else:
                 cleaned[f"{group}_texts"] = texts_from(cleaned.get(group, ""), fmt)
         return cleaned

@@ -90,6 +90,8 @@ def uploaded_texts(upload) -> list[str]:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise ValueError("The file is not UTF-8 text.") from None
+    if "\x00" in text:
+        raise ValueError("The file holds a NUL character: it is not a text file.")
     name = (upload.name or "").lower()
     if name.endswith(".json"):
         try:

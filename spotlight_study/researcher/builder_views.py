@@ -20,6 +20,7 @@ from django.views.decorators.http import require_POST
 from spotlight_study.accounts.roles import researcher_required
 from spotlight_study.participation import steps
 from spotlight_study.participation.language import study_language
+from spotlight_study.stimuli.selectors import stimulus_set_list, stimulus_set_texts
 from spotlight_study.studies.content import pattern_counts
 from spotlight_study.studies.design import build_cells
 from spotlight_study.studies.drafts import (
@@ -147,6 +148,10 @@ def _setting_index(section: str, data: dict) -> int | None:
     return index if index < len(data.get("settings") or []) else None
 
 
+def _stimulus_choices() -> list[tuple[str, str]]:
+    return [(str(s.pk), f"{s.title} ({s.n_group1} + {s.n_group2} outputs)") for s in stimulus_set_list()]
+
+
 def _rows(post, initial: list) -> list | None:
     # A bound formset compares each row with its initial value and drops an unchanged extra row,
     # so the rows are given only to an unbound one (the page's own values are posted back).
@@ -184,7 +189,11 @@ def _section_forms(section: str, data: dict, post=None, files=None):
         key = setting.get("key", "")
         annotation = ((data.get("annotation") or {}).get("settings") or {}).get(key) or {}
         return {
-            "form": bf.SettingForm(post, files, initial=bf.SettingForm.initial_from(setting, annotation), base=base, setting_key=key, training=index is None),
+            "form": bf.SettingForm(
+                post, files, initial=bf.SettingForm.initial_from(setting, annotation), base=base, setting_key=key,
+                training=index is None, stimulus_sets=_stimulus_choices(),
+                stimulus_texts=lambda pk, n: stimulus_set_texts(pk=pk, per_group=n),
+            ),
             "patterns": bf.PatternFormSet(post, prefix="p", initial=_rows(post, [bf.PatternForm.initial_from(p) for p in setting.get("patterns") or []])),
             "distractors": bf.PatternFormSet(post, prefix="d", initial=_rows(post, [bf.PatternForm.initial_from(p) for p in setting.get("distractor_patterns") or []])) if index is not None else None,
             "setting": setting,

@@ -96,6 +96,8 @@ def draft_start(*, slug: str, title: str, language: str = DEFAULT_LANGUAGE, user
         raise DraftError(f"slug: {problem}")
     if not title:
         raise DraftError("title: Give the study a title.")
+    if "\x00" in title or len(title) > 200:
+        raise DraftError("title: At most 200 characters, and no NUL character.")
     if not language_known(language):
         raise DraftError(f"language: Unknown language code `{language}`.")
     return StudyDraft.objects.create(

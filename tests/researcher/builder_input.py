@@ -38,6 +38,8 @@ def run_section(data: dict) -> dict:
         out[name] = str(data.get(name, ""))
     out["failed_check_policy"] = data.get("failed_check_policy", "continue_and_flag")
     out["instruction_check_attempts"] = str(data.get("instruction_check_attempts", 1))
+    for name, value in (data.get("answer_flags") or {}).items():
+        out[name] = str(value)
     return out
 
 
@@ -55,6 +57,8 @@ def setting_section(setting: dict, annotation: dict, *, training: bool) -> dict:
         for i, pattern in enumerate(setting.get(kind) or []):
             out[f"{prefix}-{i}-tokens"] = _join(pattern["tokens"])
             out[f"{prefix}-{i}-group"] = str(pattern["group"])
+            if pattern.get("unchecked"):
+                out[f"{prefix}-{i}-unchecked_reason"] = pattern["unchecked_reason"]
     return management(out, ("p",) if training else ("p", "d"))
 
 
@@ -72,14 +76,43 @@ def survey_section(survey: dict) -> dict:
         for i, item in enumerate(survey.get(name) or []):
             out[f"{prefix}-{i}-key"] = item["key"]
             out[f"{prefix}-{i}-text"] = item["text"]
+            out[f"{prefix}-{i}-type"] = item.get("type", "")
+            out[f"{prefix}-{i}-choices"] = "\n".join(item.get("labels") or item.get("options") or [])
+            for key in ("min", "max", "test"):
+                if key in item:
+                    out[f"{prefix}-{i}-{key}"] = str(item[key])
     return management(out, ("ci", "bi"))
 
 
 def annotation_section(annotation: dict) -> dict:
-    """The annotation section's values (no codebook rows: the reference study has none)."""
-    return {"annotators_per_item": str(annotation.get("annotators_per_item", "")),
-            "reservation_minutes": str(annotation.get("reservation_minutes", "")),
-            "cf-TOTAL_FORMS": "0", "cf-INITIAL_FORMS": "0"}
+    """The annotation section's values, with a row ``cf-<i>-*`` per codebook field."""
+    codebook = annotation.get("codebook") or {}
+    out = {"annotators_per_item": str(annotation.get("annotators_per_item", "")),
+           "reservation_minutes": str(annotation.get("reservation_minutes", "")),
+           "outcome": codebook.get("outcome", ""),
+           "success": "\n".join(f"{k}: {v}" for k, v in (codebook.get("success") or {}).items())}
+    for i, field in enumerate(codebook.get("fields") or []):
+        out.update({f"cf-{i}-key": field["key"], f"cf-{i}-label": field["label"], f"cf-{i}-type": field["type"],
+                    f"cf-{i}-help": field.get("help", ""), f"cf-{i}-options": "\n".join(field.get("options") or []),
+                    f"cf-{i}-applies_to": field.get("applies_to", "both")})
+        for key in ("min", "max"):
+            if key in field:
+                out[f"cf-{i}-{key}"] = str(field[key])
+        if field.get("required") is False:
+            out[f"cf-{i}-optional"] = "on"
+    out = management(out, ("cf",))
+    if not codebook:
+        out["cf-TOTAL_FORMS"] = "0"
+    return out
+
+
+def pages_section(pages: list) -> dict:
+    """The inserted pages' values, by place."""
+    out = {}
+    for page in pages or []:
+        out.update({f"{page['at']}_title": page["title"], f"{page['at']}_text": page["text"],
+                    f"{page['at']}_min_seconds": str(page.get("min_seconds", ""))})
+    return out
 
 
 def builder_steps(data: dict) -> list[tuple[str, dict, dict]]:
@@ -89,7 +122,7 @@ def builder_steps(data: dict) -> list[tuple[str, dict, dict]]:
     per_setting = (data.get("annotation") or {}).get("settings") or {}
     steps = [
         ("texts", texts_section(data), {}),
-        ("run", run_section(data), {"holding_flags": None, "stop_at_target": data.get("stop_at_target", False)}),
+        ("run", run_section(data), {"holding_flags": data.get("holding_flags"), "stop_at_target": data.get("stop_at_target", False)}),
         ("conditions", {}, {"conditions": list(data["conditions"])}),
         ("training", setting_section(data["training"], per_setting.get(data["training"]["key"], {}), training=True), {}),
     ]
@@ -97,4 +130,6 @@ def builder_steps(data: dict) -> list[tuple[str, dict, dict]]:
         steps.append((f"setting-{i}", setting_section(setting, per_setting.get(setting["key"], {}), training=False), {}))
     steps.append(("survey", survey_section(data["survey"]), {}))
     steps.append(("annotation", annotation_section(data.get("annotation") or {}), {}))
+    if data.get("pages"):
+        steps.append(("pages", pages_section(data["pages"]), {}))
     return steps

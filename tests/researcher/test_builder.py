@@ -4,6 +4,7 @@ as ``export_study``'s file; refusals (a stale version, bad input, a frozen study
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 
 import pytest
 import yaml
@@ -14,9 +15,10 @@ from spotlight_study.studies.errors import StudyFileError
 from spotlight_study.studies.export import study_file_data
 from spotlight_study.studies.models import Study, StudyDraft
 from spotlight_study.studies.quality_flags import default_holding_flags
-from spotlight_study.studies.schema import AnswerFlagsSerializer, validate_study_data
+from spotlight_study.studies.schema import AnswerFlagsSerializer, parse_study_file, validate_study_data
 from spotlight_study.studies.services import study_import
 
+from ..codebooks import FULL_CODEBOOK
 from ..conftest import DEMO_FILE, new_id
 from .builder_input import builder_steps
 
@@ -33,7 +35,7 @@ def _post_section(client, slug: str, section: str, values: dict, boxes: dict):
     for name, ticked in boxes.items():
         if name == "holding_flags":
             data[name] = default_holding_flags() if ticked is None else ticked
-        elif name == "stop_at_target":
+        elif name in ("stop_at_target", "optional"):
             if ticked:
                 data[name] = "on"
         else:
@@ -91,6 +93,39 @@ def test_reference_study_built_section_by_section_downloads_as_the_fixture(staff
     assert _plain(downloaded) == _plain(fixture_export)
     # Nothing was kept by the download's import (rolled back).
     assert not Study.objects.filter(slug=SLUG).exists()
+
+
+def _every_part(demo_data: dict) -> dict:
+    """A study file using every part the builder edits: German, typed survey items, a codebook
+    of every field type with a success mapping, inserted pages, an unchecked pattern, the
+    answer-quality thresholds, no holding flags, stop_at_target and two check attempts."""
+    data = copy.deepcopy(demo_data)
+    german = parse_study_file(Path(__file__).parents[1] / "fixtures" / "umfrage-de.yaml")
+    data.update(language="de", stop_at_target=True, instruction_check_attempts=2, holding_flags=[],
+                min_answer_chars=5, max_answer_chars=3000, short_time_flag_seconds=15, failed_check_policy="end",
+                answer_flags={"typed_chars_per_minute_max": 900, "inserted_without_typing_share": 0.25,
+                              "copied_from_shown_texts_share": 0.4, "near_duplicate_similarity": 85,
+                              "away_before_paste_seconds": 5})
+    data["survey"] = german["survey"]
+    data["annotation"]["codebook"] = copy.deepcopy(FULL_CODEBOOK)
+    data["settings"][1]["distractor_patterns"][0] = {"tokens": ["family"], "group": 1, "unchecked": True,
+                                                     "unchecked_reason": "A false hint on purpose."}
+    data["pages"] = [{"kind": "info", "at": "between_tasks", "title": "Pause", "text": "Take a short break.", "min_seconds": 10},
+                     {"kind": "info", "at": "end", "title": "Debriefing", "text": "Thank you."}]
+    validate_study_data(copy.deepcopy(data))
+    return data
+
+
+def test_every_part_of_the_study_file_round_trips(staff_client, demo_data):
+    """A study using every part the builder edits (typed survey items, a codebook, pages, an
+    unchecked pattern, thresholds) built section by section downloads as a file equal to it
+    but for the slug."""
+    data = _every_part(demo_data)
+    _build(staff_client, data)
+    response = staff_client.get(reverse("researcher:builder_download", kwargs={"slug": SLUG}))
+    assert response.status_code == 200, [str(m) for m in response.wsgi_request._messages]
+    downloaded = yaml.safe_load(response.content.decode())
+    assert _cleaned(downloaded) == _cleaned(data)
 
 
 def test_publish_makes_the_study_through_the_import(staff_client, demo_data):
