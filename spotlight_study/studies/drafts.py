@@ -21,7 +21,7 @@ from rest_framework import serializers
 from .errors import StudyError, StudyFileError, StudyImportError
 from .export import study_file_data
 from .freeze import frozen_message, study_freeze_reason
-from .languages import DEFAULT_LANGUAGE, default_task_prompt, language_known
+from .languages import DEFAULT_LANGUAGE, default_texts, language_known
 from .models import Study, StudyDraft
 from .schema import RESERVED_SLUGS, validate_study_data
 from .services import study_import_outcome
@@ -50,14 +50,16 @@ class DraftError(StudyError):
 
 def draft_skeleton(*, slug: str, title: str, language: str) -> dict[str, Any]:
     """The study file a new draft starts from: the slug, title and language, status ``draft``,
-    the task prompt in that language (the import's default), and the sections the builder fills
-    in, empty. Not valid yet: the builder's pages list what is missing."""
+    the participant texts' defaults in that language (:func:`.languages.default_texts`: consent,
+    instructions, pattern intro, task prompt; English where the platform ships no translation),
+    and the sections the builder fills in, empty. Not valid yet: the builder's pages list what
+    is missing."""
     return {
         "slug": slug,
         "title": title,
         "status": Study.Status.DRAFT,
         "language": language,
-        "task_prompt": default_task_prompt(language),
+        **default_texts(language),
         "conditions": ["no_pattern", "pattern"],
         "training": {"key": "training", "title": "", "group1": [], "group2": [], "patterns": [],
                      "check_keywords": []},

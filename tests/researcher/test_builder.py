@@ -287,3 +287,60 @@ def test_demo_file_is_the_reference(demo_data):
     """The builder's reference study is the demo file (guards the helpers above)."""
     assert DEMO_FILE.name == "spotlight-replication.yaml" and demo_data["slug"] == "spotlight-replication"
     assert new_id()
+
+
+def test_groups_taken_from_a_stimulus_set(staff_client, demo_data):
+    """A setting's groups taken from a stimulus set of the Stimuli pages: the first N outputs of
+    each group, in index order."""
+    from spotlight_study.stimuli.models import Output, StimulusSet
+
+    stimulus_set = StimulusSet.objects.create(title="Doctors", source=StimulusSet.Source.IMPORTED)
+    for group, texts in ((1, demo_data["settings"][0]["group1"]), (2, demo_data["settings"][0]["group2"])):
+        Output.objects.bulk_create(Output(stimulus_set=stimulus_set, group=group, index=i, text=t) for i, t in enumerate(texts))
+    _build(staff_client, demo_data)
+    values = {**builder_steps(demo_data)[4][1], "group1": "", "group2": "",
+              "stimulus_set": str(stimulus_set.pk), "stimulus_per_group": "4"}
+    page = staff_client.get(_section(SLUG, "setting-0")).content.decode()
+    assert "Doctors (10 + 10 outputs)" in page
+    assert _post_section(staff_client, SLUG, "setting-0", values, {}).status_code == 302
+    setting = StudyDraft.objects.get(slug=SLUG).data["settings"][0]
+    assert setting["group1"] == demo_data["settings"][0]["group1"][:4]
+    assert setting["group2"] == demo_data["settings"][0]["group2"][:4]
+
+
+def test_nul_characters_are_refused_with_a_message(staff_client, demo_data):
+    """A NUL in a typed field or an uploaded file of texts is refused (400, the field named),
+    nothing saved: PostgreSQL could not store it."""
+    response = staff_client.post(reverse("researcher:builder_new"), {"slug": SLUG, "title": "A\x00B", "language": "en"})
+    assert response.status_code == 400 and not StudyDraft.objects.exists()
+    _build(staff_client, demo_data)
+    before = StudyDraft.objects.get(slug=SLUG)
+    response = _post_section(staff_client, SLUG, "texts", {**builder_steps(demo_data)[0][1], "consent_text": "a\x00b"}, {})
+    assert response.status_code == 400 and "Null characters are not allowed." in response.content.decode()
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    values = {**builder_steps(demo_data)[4][1], "group1_file": SimpleUploadedFile("g1.txt", b"one\x00\ntwo\n")}
+    response = _post_section(staff_client, SLUG, "setting-0", values, {})
+    assert response.status_code == 400 and "NUL character" in response.content.decode()
+    assert StudyDraft.objects.get(slug=SLUG).version == before.version
+
+
+def test_upload_of_a_group(staff_client, demo_data):
+    """A group uploaded as a CSV file with a ``text`` column replaces the typed texts."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    _build(staff_client, demo_data)
+    body = "id,text\n1,\"First, with a comma\"\n2,Second\n".encode()
+    values = {**builder_steps(demo_data)[4][1], "group1_file": SimpleUploadedFile("g1.csv", body)}
+    assert _post_section(staff_client, SLUG, "setting-0", values, {}).status_code == 302
+    assert StudyDraft.objects.get(slug=SLUG).data["settings"][0]["group1"] == ["First, with a comma", "Second"]
+
+
+@pytest.mark.parametrize("language,word", [("de", "Einwilligungserklärung"), ("es", "consentimiento"), ("fr", "consentement"), ("en", "consent information")])
+def test_new_draft_starts_with_texts_in_its_language(staff_client, language, word):
+    """A new draft's consent, instructions, pattern intro and task prompt start as the
+    platform's defaults in the study's language."""
+    staff_client.post(reverse("researcher:builder_new"), {"slug": SLUG, "title": "T", "language": language})
+    data = StudyDraft.objects.get(slug=SLUG).data
+    assert word in data["consent_text"]
+    assert data["instructions_text"] and data["pattern_intro_text"] and data["task_prompt"]
