@@ -146,6 +146,7 @@ def test_keyboard_only(page, live_server):
     page.keyboard.press("Enter")
     expect(page.get_by_role("heading", name="Title, language and texts")).to_be_visible()
     _focus(page, "#id_consent_text")
+    page.keyboard.press("Control+a")  # the default consent text is replaced
     page.keyboard.type("You agree by continuing.")
     _focus(page, "form.builder-form button[type=submit]")
     page.keyboard.press("Enter")
