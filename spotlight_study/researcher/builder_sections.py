@@ -22,7 +22,7 @@ _TITLES = {
 }
 
 
-def SECTIONS(data: dict) -> list[str]:  # noqa: N802 (reads as the constant it mostly is)
+def section_keys(data: dict) -> list[str]:
     """The section keys of a draft, in the builder's order: one ``setting-<i>`` per main
     setting of ``data``."""
     settings = data.get("settings") if isinstance(data.get("settings"), list) else []

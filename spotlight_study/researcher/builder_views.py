@@ -42,7 +42,7 @@ from spotlight_study.studies.models import Study, StudyDraft
 from spotlight_study.studies.selectors import study_cells
 
 from . import builder_forms as bf
-from .builder_sections import SECTIONS, section_of, section_title
+from .builder_sections import section_keys, section_of, section_title
 
 _SETTING = re.compile(r"^setting-(\d+)$")
 
@@ -124,7 +124,7 @@ def builder_home(request: HttpRequest, slug: str) -> HttpResponse:
         per_section.setdefault(section_of(path, draft.data), []).append(f"{path}: {' '.join(msgs)}")
     sections = [
         {"key": key, "title": section_title(key, draft.data), "problems": per_section.get(key, [])}
-        for key in SECTIONS(draft.data)
+        for key in section_keys(draft.data)
     ]
     return render(
         request,
@@ -306,7 +306,7 @@ def builder_section(request: HttpRequest, slug: str, section: str) -> HttpRespon
         "draft": draft,
         "section": section,
         "section_title": section_title(section, draft.data),
-        "sections": [(k, section_title(k, draft.data)) for k in SECTIONS(draft.data)],
+        "sections": [(k, section_title(k, draft.data)) for k in section_keys(draft.data)],
         "version": page_version,
         "notice": notice,
         "others": sorted(f"{p}: {' '.join(m)}" for p, m in others.items()),
