@@ -100,6 +100,12 @@ def is_researcher(user) -> bool:
     return is_staff_user(user) or bool(member_roles(user) & set(READING))
 
 
+def is_study_runner(user) -> bool:
+    """Instance staff, or owner or researcher of some study: who may start a new study in the
+    builder (and use the researcher API)."""
+    return is_staff_user(user) or bool(member_roles(user) & set(RUNNING))
+
+
 def role_required(check: Callable[[object], bool]) -> Callable:
     """View decorator from a role check such as :func:`is_researcher`: anonymous users go to the
     login page, logged-in users without the role get 403 (``PermissionDenied``)."""
@@ -122,6 +128,7 @@ staff_required = role_required(is_staff_user)
 annotator_required = role_required(is_annotator)
 adjudicator_required = role_required(is_adjudicator)
 researcher_required = role_required(is_researcher)
+study_runner_required = role_required(is_study_runner)
 
 
 class IsStaff(permissions.BasePermission):
@@ -140,7 +147,7 @@ class IsStudyRunner(permissions.BasePermission):
 
     def has_permission(self, request, view) -> bool:
         """Whether the request's user is instance staff or runs some study."""
-        return is_staff_user(request.user) or bool(member_roles(request.user) & set(RUNNING))
+        return is_study_runner(request.user)
 
 
 class IsAnnotator(permissions.BasePermission):

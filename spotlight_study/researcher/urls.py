@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import analysis_views, ending_views, study_team_views, team_views, views
+from . import analysis_views, builder_views, ending_views, study_team_views, team_views, views
 
 app_name = "researcher"
 
@@ -9,6 +9,8 @@ urlpatterns = [
     # Before "<slug>/": "team" is therefore not usable as a study slug.
     path("team/", team_views.team, name="team"),
     path("team/remove/", team_views.team_remove, name="team_remove"),
+    # The study builder; "new" is therefore not usable as a study slug either.
+    path("new/", builder_views.builder_new, name="builder_new"),
     path("<slug:slug>/", views.study_detail, name="study_detail"),
     path("<slug:slug>/team/", study_team_views.study_team, name="study_team"),
     path("<slug:slug>/team/remove/", study_team_views.study_team_remove, name="study_team_remove"),
@@ -24,6 +26,16 @@ urlpatterns = [
     path("<slug:slug>/analysis/<int:run_id>/files/<path:name>", analysis_views.analysis_file,
          name="analysis_file"),
     path("<slug:slug>/analysis/<int:run_id>.zip", analysis_views.analysis_zip, name="analysis_zip"),
+    path("<slug:slug>/edit/", builder_views.builder_home, name="builder"),
+    path("<slug:slug>/edit/publish/", builder_views.builder_publish, name="builder_publish"),
+    path("<slug:slug>/edit/study-file.yaml", builder_views.builder_download, name="builder_download"),
+    path("<slug:slug>/edit/preview/", builder_views.builder_preview, name="builder_preview"),
+    path("<slug:slug>/edit/preview/<int:cell>/<str:page>/", builder_views.builder_preview, name="builder_preview_page"),
+    path("<slug:slug>/edit/settings/add/", builder_views.builder_setting_add, name="builder_setting_add"),
+    path("<slug:slug>/edit/settings/<int:index>/remove/", builder_views.builder_setting_remove, name="builder_setting_remove"),
+    path("<slug:slug>/edit/pattern-check/", builder_views.builder_pattern_check, name="builder_pattern_check"),
+    path("<slug:slug>/new-version/", builder_views.builder_new_version, name="builder_new_version"),
+    path("<slug:slug>/edit/<str:section>/", builder_views.builder_section, name="builder_section"),
     path("<slug:slug>/pilot/", views.pilot, name="pilot"),
     path("<slug:slug>/monitor/", views.monitor, name="monitor"),
     path("<slug:slug>/monitor/rows/", views.monitor_rows, name="monitor_rows"),

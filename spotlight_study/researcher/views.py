@@ -43,7 +43,7 @@ from spotlight_study.researcher.selectors import (
 from spotlight_study.studies.export import study_file_data, study_file_text
 from spotlight_study.studies.access import study_member_required, user_may
 from spotlight_study.studies.models import Study
-from spotlight_study.studies.selectors import study_cells
+from spotlight_study.studies.selectors import drafts_unpublished, study_cells
 
 #: Flagged participants listed on the study page (the export and the API list every one).
 FLAGGED_ROWS_SHOWN = 200
@@ -70,7 +70,11 @@ def study_list(request: HttpRequest) -> HttpResponse:
 
 @researcher_required
 def _study_list(request: HttpRequest) -> HttpResponse:
-    return render(request, "researcher/study_list.html", {"rows": study_home_rows(user=request.user)})
+    return render(
+        request,
+        "researcher/study_list.html",
+        {"rows": study_home_rows(user=request.user), "drafts": drafts_unpublished(user=request.user)},
+    )
 
 
 @study_member_required(*READING, with_settings=True)

@@ -228,3 +228,17 @@ def outputs_for_picking(job: MiningJob) -> dict[int, list[Output]]:
     for o in outputs:
         grouped[o.group].append(o)
     return grouped
+
+
+def stimulus_set_texts(*, pk: int, per_group: int) -> tuple[list[str], list[str]]:
+    """The first ``per_group`` outputs' texts of each group of stimulus set ``pk`` (index
+    order), for the study builder's "take the groups from the Stimuli pages"; empty lists for an
+    unknown set. Two queries."""
+    return tuple(  # type: ignore[return-value]
+        list(
+            Output.objects.filter(stimulus_set_id=pk, group=g)
+            .order_by("index")
+            .values_list("text", flat=True)[:per_group]
+        )
+        for g in (1, 2)
+    )

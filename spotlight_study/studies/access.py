@@ -28,7 +28,7 @@ from django.http import Http404
 
 from spotlight_study.accounts.roles import ANNOTATOR, STUDY_ROLES, is_staff_user
 
-from .models import Study, StudyMember
+from .models import Study, StudyDraft, StudyMember
 from .selectors import studies_with_settings
 
 
@@ -137,6 +137,37 @@ def study_member_required(*roles: str, with_settings: bool = False):
             request.study = study_for_user(
                 user=request.user, slug=kwargs["slug"], roles=checked, with_settings=with_settings
             )
+            return view(request, *args, **kwargs)
+
+        wrapper.study_roles = checked
+        return wrapper
+
+    return decorator
+
+
+def builder_member_required(*roles: str):
+    """View decorator for the study builder's pages of ``slug`` (``/researcher/<slug>/edit/``):
+    a published study is checked as :func:`study_member_required` checks it (404 for
+    non-members, 403 for members without one of ``roles``); a draft of a study not published
+    yet is open to instance staff and to the user who started it, and is the same 404 as an
+    unknown slug to anyone else. Anonymous users go to the login page first.
+
+    Raises ``ValueError`` at import time for an unknown role.
+    """
+    checked = _check_roles(roles)
+
+    def decorator(view):
+        @wraps(view)
+        def wrapper(request, *args, **kwargs):
+            if not request.user.is_authenticated:
+                return redirect_to_login(request.get_full_path())
+            slug = kwargs["slug"]
+            if Study.objects.filter(slug=slug).exists():
+                study_for_user(user=request.user, slug=slug, roles=checked)
+            else:
+                starter = StudyDraft.objects.filter(slug=slug).values_list("created_by_id", flat=True).first()
+                if not (is_staff_user(request.user) or (starter is not None and starter == request.user.pk)):
+                    raise Http404(f"No study with slug '{slug}'.")
             return view(request, *args, **kwargs)
 
         wrapper.study_roles = checked

@@ -37,7 +37,8 @@ from .models import Setting, Study, StudyMember, TokenPattern
 #: Shown above a definition's read-only fields: how to change them.
 HOW_TO_CHANGE = (
     "Read-only here: a definition changes only through its study file, whose checks guard "
-    "every way in. Download the study file (<code>manage.py export_study {slug} --out FILE</code>"
+    "every way in. Edit it in the study builder (<a href=\"{builder}\">Edit in the builder</a>"
+    ", the same checks), or download the study file (<code>manage.py export_study {slug} --out FILE</code>"
     ", or <a href=\"{download}\">Download study file</a>), edit it and import it again with "
     "<code>manage.py import_study FILE --replace</code> (before anyone consented; add "
     "<code>--dry-run</code> to see the changes first) or <code>--as-slug NEW-SLUG</code> for a "
@@ -63,7 +64,8 @@ def _how_to_change(obj) -> str:
     if study is None:
         return ""
     return format_html(
-        HOW_TO_CHANGE.replace("{slug}", "{}").replace("{download}", "{}"),
+        HOW_TO_CHANGE.replace("{builder}", "{}").replace("{slug}", "{}").replace("{download}", "{}"),
+        f"/researcher/{study.slug}/edit/",
         study.slug,
         f"/researcher/{study.slug}/study-file.yaml",
     )

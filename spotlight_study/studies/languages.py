@@ -19,6 +19,29 @@ DEFAULT_TASK_PROMPT = gettext_noop(
     "Describe the general differences between the texts in Group 1 and Group 2."
 )
 
+#: The texts a study begun in the builder starts with (``draft_skeleton``), in its language: a
+#: starting point to rewrite, not a finished consent form. Keys are study-file fields.
+DEFAULT_TEXTS = {
+    "consent_text": gettext_noop(
+        "Thank you for your interest in this study. You will read short texts, describe in your "
+        "own words how two groups of texts differ, and answer a few questions. Taking part is "
+        "voluntary: you may stop at any time by returning the study on Prolific. Your answers are "
+        "stored under a pseudonym and used for research only. [Researchers: replace this text "
+        "with your own consent information: who you are, what you collect, how long it takes and "
+        "how to reach you.]"
+    ),
+    "instructions_text": gettext_noop(
+        "You will see two groups of short texts, Group 1 and Group 2. Apart from the differences "
+        "between single texts, the two groups may differ in general ways: in what the texts say "
+        "or in how they are written. Describe these general differences in the text box. Only "
+        "differences between the groups count, and a difference need not show in every text."
+    ),
+    "pattern_intro_text": gettext_noop(
+        "In some tasks a highlighted box lists words that occur more often in one of the groups. "
+        "Treat them as hints: they may point to a meaningful difference between the groups, or not."
+    ),
+}
+
 #: Languages whose platform strings are translated (a catalog under ``locale/<code>/``).
 SHIPPED_LANGUAGES = ("en", "de", "es", "fr")
 
@@ -51,6 +74,15 @@ def default_task_prompt(code: str) -> str:
     the import stores it for a study file that gives no ``task_prompt``."""
     with override(code):
         return gettext(DEFAULT_TASK_PROMPT)
+
+
+def default_texts(code: str) -> dict[str, str]:
+    """:data:`DEFAULT_TEXTS` in the language ``code`` (English without a translation), plus the
+    default task prompt: ``{"consent_text": ..., "task_prompt": ...}``."""
+    with override(code):
+        texts = {name: gettext(text) for name, text in DEFAULT_TEXTS.items()}
+        texts["task_prompt"] = gettext(DEFAULT_TASK_PROMPT)
+    return texts
 
 
 def pattern_label(tokens, group: int) -> str:

@@ -336,3 +336,29 @@ class StudyMember(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} ({self.role}) on {self.study_id}"
+
+
+class StudyDraft(models.Model):
+    """A study file being edited in the browser's study builder (``/researcher/new/``,
+    ``/researcher/<slug>/edit/``).
+
+    ``data`` is the study file as a mapping, exactly what ``import_study`` reads; it may be
+    incomplete or invalid while it is a draft. Publishing runs it through the import service.
+    ``version`` counts saves (1 for a new draft): a save names the version it was loaded at and
+    is refused if another save came first, so two tabs never overwrite each other silently.
+    """
+
+    slug = models.SlugField(max_length=80, unique=True)
+    data = models.JSONField(default=dict)
+    version = models.PositiveIntegerField(default=1)
+    created_by = models.ForeignKey(
+        "auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    updated_by = models.ForeignKey(
+        "auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"draft {self.slug} v{self.version}"

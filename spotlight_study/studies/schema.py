@@ -196,7 +196,7 @@ class AnswerFlagsSerializer(serializers.Serializer):
 
 
 #: Slugs that name platform pages under /researcher/ and so cannot name a study.
-RESERVED_SLUGS = frozenset({"team"})
+RESERVED_SLUGS = frozenset({"team", "new"})
 
 
 class StudyFileSerializer(serializers.Serializer):

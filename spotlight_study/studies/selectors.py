@@ -1,11 +1,13 @@
 """Reads of study definitions."""
 from __future__ import annotations
 
+from spotlight_study.accounts.roles import is_staff_user
+
 from django.db.models import Prefetch, QuerySet
 from django.http import Http404
 
 from .design import Cell, build_cells, design_warnings
-from .models import Setting, Study, TokenPattern
+from .models import Setting, Study, StudyDraft, TokenPattern
 
 
 def studies_with_settings() -> QuerySet[Study]:
@@ -112,3 +114,12 @@ def study_design_warnings(study: Study) -> list[str]:
         target_sample_size=study.target_sample_size,
         language=study.language,
     )
+
+
+def drafts_unpublished(*, user):
+    """Builder drafts of studies not published yet (no study has their slug) that ``user`` may
+    open (instance staff: all; anyone else: the drafts they started), newest first; one query."""
+    drafts = StudyDraft.objects.exclude(slug__in=Study.objects.values("slug"))
+    if not is_staff_user(user):
+        drafts = drafts.filter(created_by=user)
+    return drafts.order_by("-updated_at")
