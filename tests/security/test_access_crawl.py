@@ -106,6 +106,18 @@ EXPECTED: dict[str, object] = {
     "stimuli:job_resume": STAFF,
     "stimuli:job_progress": STAFF,
     "prolific:webhook": PUBLIC,
+    "prolific:study_webhook": PUBLIC,
+    "prolific:credentials": OWNING,
+    "researcher:analysis_start": RUNNING,
+    **{f"researcher:{name}": READING for name in (
+        "analysis_run", "analysis_progress", "analysis_report", "analysis_file", "analysis_zip",
+    )},
+    "researcher:builder_new": RUNNERS,
+    **{f"researcher:{name}": RUNNING for name in (
+        "builder", "builder_download", "builder_new_version", "builder_pattern_check",
+        "builder_preview", "builder_preview_page", "builder_publish", "builder_section",
+        "builder_setting_add", "builder_setting_remove",
+    )},
     "prolific:review": RUNNING,
     "prolific:sync": RUNNING,
     "prolific:demographics": RUNNING,
@@ -146,7 +158,7 @@ FILL = {
     "pseudonym": "p-none", "cell": 0, "page": "consent", "item_id": "none", "name": "annotations",
     "pk": 1, "kind": "generation", "submission_id": "abc", "action": "approve", "submission": "abc",
     "uidb64": "MQ", "token": "x-y", "object_id": "1", "content_type_id": 1, "id": 1,
-    "app_label": "studies", "url": "x",
+    "app_label": "studies", "url": "x", "run_id": 1, "index": 0, "section": "texts",
 }
 MISSING_SLUG = "no-such-study-anywhere"
 
