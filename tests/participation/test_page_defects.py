@@ -74,7 +74,9 @@ def test_404_page_is_worded_for_the_url_area(client, db, path, expected):
 def test_403_page_is_worded_for_researcher_and_annotator_urls(client, db):
     """A logged-in user without the role gets a 403 that names the role, not Prolific."""
     client.force_login(User.objects.create_user(username="no-role", password="pw-no-role-123"))
-    researcher = client.get(reverse("researcher:study_list") + "x/")
+    # The team page is instance staff's; a study's page would answer 404 to a non-member (no
+    # existence oracle, docs/security.md), so it cannot show the 403 wording.
+    researcher = client.get(reverse("researcher:team"))
     annotator = client.get(reverse("annotation:home"))
     for response, words in ((researcher, STAFF_WORDS), (annotator, ANNOTATOR_WORDS)):
         assert response.status_code == 403
