@@ -7,10 +7,12 @@ import pytest
 import yaml
 from django.contrib.auth.models import Group, User
 from django.core.management import CommandError, call_command
+from django.test import Client
+from django.urls import reverse
 
 from spotlight_study.participation.models import Participant
 from spotlight_study.researcher.launch import GO, NO_GO, WARNING, launch_check
-from spotlight_study.studies.models import TokenPattern
+from spotlight_study.studies.models import StudyMember, TokenPattern
 from spotlight_study.studies.selectors import study_get_with_settings
 from spotlight_study.studies.services import study_import_file
 
@@ -192,8 +194,11 @@ def test_full_check_on_the_page_fetches_the_study_url(staff_client, demo_study, 
     assert "cannot be reached" in page
 
 
+@pytest.mark.own_membership
 def test_demo_setup_prints_k_annotator_logins(db, demo_data, tmp_path):
-    """demo_setup creates and prints one annotator login per annotator k needs, plus the adjudicator."""
+    """demo_setup creates and prints one annotator login per annotator k needs, plus the
+    adjudicator, and makes them members of the study in their role (without the test shim that
+    makes global-group users members of every study): a second run changes nothing."""
     demo_data["annotation"]["annotators_per_item"] = 3
     path = tmp_path / "k3.yaml"
     path.write_text(yaml.safe_dump(demo_data, allow_unicode=True))
@@ -208,6 +213,15 @@ def test_demo_setup_prints_k_annotator_logins(db, demo_data, tmp_path):
     assert sorted(annotators.values_list("username", flat=True)) == ["annotator1", "annotator2", "annotator3"]
     report = launch_check(study=study_get_with_settings(slug="k-three"), check_url=False)
     assert _status(report, "Annotators") == GO
+    call_command("demo_setup", "--slug", "k-three", stdout=StringIO())
+    members = StudyMember.objects.filter(study__slug="k-three")
+    assert sorted(members.values_list("user__username", "role")) == [
+        ("adjudicator", "adjudicator"), ("annotator1", "annotator"), ("annotator2", "annotator"),
+        ("annotator3", "annotator"),
+    ]
+    client = Client()
+    client.force_login(User.objects.get(username="annotator1"))
+    assert client.get(reverse("annotation:queue", args=["k-three"])).status_code == 200
 
 
 def test_rejecting_failed_checks_is_a_warning(demo_study):

@@ -5,7 +5,8 @@ from django.contrib.auth.models import Group, User
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from spotlight_study.studies.models import Study
+from spotlight_study.studies.members import member_add
+from spotlight_study.studies.models import Study, StudyMember
 
 ROLES = ("researchers", "annotators", "adjudicators")
 
@@ -14,8 +15,9 @@ class Command(BaseCommand):
     help = (
         "Create (or reset) the demo logins 'researcher' (staff), one annotator per annotator the "
         "study needs per answer (k: 'annotator1', 'annotator2', ...) and 'adjudicator', with new "
-        "random passwords, and print them with a participant link for the demo study. For local "
-        "use only."
+        "random passwords, and print them with a participant link for the demo study. The "
+        "annotators and the adjudicator become members of the study in their role ('researcher' "
+        "is instance staff). For local use only."
     )
 
     def add_arguments(self, parser):
@@ -30,11 +32,11 @@ class Command(BaseCommand):
         groups = {name: Group.objects.get_or_create(name=name)[0] for name in ROLES}
         # k annotators, so that every answer can get its k labels in the demo.
         annotators = [f"annotator{i}" for i in range(1, study.annotators_per_item + 1)]
-        accounts = [("researcher", True, "researchers")]
-        accounts += [(name, False, "annotators") for name in annotators]
-        accounts += [("adjudicator", False, "adjudicators")]
+        accounts = [("researcher", True, "researchers", None)]
+        accounts += [(name, False, "annotators", StudyMember.Role.ANNOTATOR) for name in annotators]
+        accounts += [("adjudicator", False, "adjudicators", StudyMember.Role.ADJUDICATOR)]
         logins = {}
-        for username, staff, group in accounts:
+        for username, staff, group, role in accounts:
             user, _ = User.objects.get_or_create(username=username)
             password = secrets.token_urlsafe(12)
             user.set_password(password)
@@ -43,6 +45,9 @@ class Command(BaseCommand):
             user.is_active = True
             user.save()
             user.groups.add(groups[group])
+            # Roles are per study (issue 40): the global group alone lets nobody annotate.
+            if role is not None and not StudyMember.objects.filter(study=study, user=user, role=role).exists():
+                member_add(study=study, username=username, role=role)
             logins[username] = password
         pid, study_id, session_id = (secrets.token_hex(12) for _ in range(3))
         base = base_url.rstrip("/")
