@@ -116,7 +116,9 @@ class SurveySerializer(serializers.Serializer):
         min_length=LIKERT_POINTS,
         max_length=LIKERT_POINTS,
     )
-    background_intro = serializers.CharField(max_length=500, required=False, default="")
+    # Blank is its default (a study without background items needs no intro), so an exported
+    # file with "" must import back (issue 35: the builder published what export then refused).
+    background_intro = serializers.CharField(max_length=500, required=False, default="", allow_blank=True)
     background_items = SurveyItemSerializer(many=True, required=False, default=list)
     comment_prompt = serializers.CharField(max_length=500)
 

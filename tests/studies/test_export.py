@@ -291,3 +291,20 @@ def test_texts_yaml_would_misread_come_back_exactly(demo_data, db, tmp_path, suf
         assert getattr(copy, name) == value.strip()
     assert copy.settings.get(key="doctor").annotation_tags == ["on", "1.5", "no"]
     assert copy.survey["comment_prompt"] == "'quoted'  twice  spaced"
+
+
+def test_a_study_without_a_background_intro_exports_a_file_that_imports_back(db, demo_data):
+    """A field left out takes its default ("" for ``survey.background_intro``); the exported file
+    then carries that default and must import back, and the stored definition is not a no-go.
+    Found in a browser try-out: the builder published such a study, then ``launch_check`` and
+    ``import_study`` of its downloaded file refused ``background_intro: ''``."""
+    from spotlight_study.studies.definition_check import stored_definition_problems
+    from spotlight_study.studies.services import study_import
+
+    demo_data["survey"].pop("background_intro", None)
+    study_import(data=demo_data)
+    study = study_get_with_settings(slug=demo_data["slug"])
+    assert stored_definition_problems(study) == {}
+    exported = study_file_data(study)
+    assert exported["survey"]["background_intro"] == ""
+    validate_study_data(exported)
