@@ -123,10 +123,14 @@ CHECK_ANNOTATOR_PASSWORD=$(python -c 'import secrets; print(secrets.token_urlsaf
 python manage.py shell -c "
 import os
 from django.contrib.auth.models import Group, User
+from spotlight_study.studies.members import member_add
+from spotlight_study.studies.models import Study
 r = User.objects.create_user('check-researcher', password=os.environ['CHECK_RESEARCHER_PASSWORD'], is_staff=True, is_superuser=True)
 r.groups.add(Group.objects.get_or_create(name='researchers')[0])
 a = User.objects.create_user('check-annotator', password=os.environ['CHECK_ANNOTATOR_PASSWORD'])
 a.groups.add(Group.objects.get_or_create(name='annotators')[0])
+# Roles are per study: the annotator annotates the demo study.
+member_add(study=Study.objects.get(slug='spotlight-replication'), username='check-annotator', role='annotator')
 " >>"$work/migrate.log" 2>&1
 
 echo "==> uWSGI on 127.0.0.1:$WEB_PORT, a Celery worker"
