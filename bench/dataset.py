@@ -53,6 +53,7 @@ def generate(n_participants: int, seed: int = 1) -> dict:
     from django.db import transaction
 
     from spotlight_study.annotation.models import Annotation, AnnotationRevision, Item, StudyAnnotator
+    from spotlight_study.studies.models import StudyMember
     from spotlight_study.annotation.services.queue import items_sync
     from spotlight_study.participation.models import Participant, SurveyAnswer, TaskResponse
     from spotlight_study.participation.pilot import pilot_run
@@ -102,6 +103,8 @@ def generate(n_participants: int, seed: int = 1) -> dict:
     for number in (1, 2):
         user, _ = User.objects.get_or_create(username=f"bench-annotator{number}")
         user.groups.add(group)
+        # Roles are per study: without the membership the annotator pages answer 403.
+        StudyMember.objects.get_or_create(study=study, user=user, role=StudyMember.Role.ANNOTATOR)
         StudyAnnotator.objects.get_or_create(study=study, user=user,
                                              defaults={"number": number, "order_seed": rng.getrandbits(62)})
         annotators.append(user)
