@@ -157,14 +157,19 @@ def analyze_tables() -> bool:
 
 
 def researcher_user():
-    """The benchmark's researcher login (staff), created with a fresh password; (user, password)."""
+    """The benchmark's researcher login, created with a fresh password and made owner of the
+    generated study (roles are per study: a member's pages, the membership check included, are
+    what is measured); (user, password). Call after :func:`generate`."""
     from django.contrib.auth import get_user_model
+
+    from spotlight_study.studies.models import Study, StudyMember
 
     password = secrets.token_urlsafe(16)
     user, _ = get_user_model().objects.get_or_create(username="bench-researcher", defaults={"is_staff": True})
     user.is_staff = True
     user.set_password(password)
     user.save()
+    StudyMember.objects.get_or_create(study=Study.objects.get(slug=SLUG), user=user, role=StudyMember.Role.OWNER)
     return user, password
 
 
