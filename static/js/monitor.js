@@ -26,6 +26,7 @@
   function refresh() {
     if (busy || document.hidden) { return; }
     busy = true;
+    table.setAttribute("aria-busy", "true");  // the rows are being replaced (also for tests)
     fetch(url, { credentials: "same-origin", headers: { "Accept": "text/html" }, redirect: "manual" })
       .then(function (response) {
         if (!response.ok) { throw new Error("status " + response.status); }
@@ -45,7 +46,7 @@
       .catch(function () {
         fail("The automatic refresh failed (are you still logged in?). Reload the page to try again.");
       })
-      .then(function () { busy = false; schedule(); });
+      .then(function () { busy = false; table.removeAttribute("aria-busy"); schedule(); });
   }
 
   document.addEventListener("visibilitychange", function () {

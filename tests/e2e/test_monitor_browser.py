@@ -55,6 +55,9 @@ def test_rows_refresh_without_reload_and_pause_when_hidden(
 
     # Hidden tab: the script must stop fetching until the tab is shown again.
     page.clock.pause_at(page.evaluate("Date.now()") / 1_000 + 1)  # Python's Playwright: seconds
+    # A refresh under way when the tab is hidden would make the one on showing it a no-op (the
+    # script runs one at a time), so wait until none is; no timer can start one while paused.
+    expect(page.locator("#monitor")).not_to_have_attribute("aria-busy", "true")
     fetches = []
     page.on("request", lambda r: fetches.append(r.url) if "/monitor/rows/" in r.url else None)
     page.evaluate(
