@@ -56,6 +56,8 @@ def generate(n_participants: int, seed: int = 1) -> dict:
     from spotlight_study.studies.models import StudyMember
     from spotlight_study.annotation.services.queue import items_sync
     from spotlight_study.participation.models import Participant, SurveyAnswer, TaskResponse
+    from spotlight_study.participation.flags import normalize_answer
+    from spotlight_study.participation.near_duplicates import text_key
     from spotlight_study.participation.pilot import pilot_run
     from spotlight_study.studies.models import Study
 
@@ -90,6 +92,8 @@ def generate(n_participants: int, seed: int = 1) -> dict:
                 for r in t.responses.all():
                     row = _clone_fields(r, {"id", "participant_id"})
                     row["answer"] = f"{r.answer} (copy {p.pk})"
+                    # The key the answer's save writes (the identical-answer flag reads it).
+                    row["text_key"] = text_key(normalize_answer(row["answer"])) if r.answered_at else None
                     responses.append(TaskResponse(participant_id=p.pk, **row))
                 for a in t.survey_answers.all():
                     answers.append(SurveyAnswer(participant_id=p.pk, **_clone_fields(a, {"id", "participant_id"})))

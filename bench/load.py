@@ -14,6 +14,7 @@ Usage (from the repository root, with the repo's venv):
     .venv/bin/python bench/load.py --n 400 --concurrency 50 --database sqlite
     .venv/bin/python bench/load.py --n 400 --concurrency 50 --servers 2
     .venv/bin/python bench/load.py --sizes 400,2400,10000 --concurrency 50   # the growth table
+    .venv/bin/python bench/load.py --sizes 400,2400,10000 --alternate        # ... against a reference
     .venv/bin/python bench/load.py --n 100 -c 20 --base-url http://127.0.0.1:8000 \\
         --database-url postgres://postgres@127.0.0.1:5432/spotlight
 
@@ -49,6 +50,11 @@ def _args() -> argparse.Namespace:
     ap.add_argument("--n", type=int, default=400, help="simulated participants")
     ap.add_argument("--sizes", help="study sizes, e.g. 400,2400,10000: one run per size, each on a fresh "
                     "database, then the growth table (replaces --n)")
+    ap.add_argument("--alternate", action="store_true",
+                    help="with --sizes: measure each size's last --window flows in rounds alternated with a "
+                         "reference study on a fresh database (R G G R), so that the machine's drift cancels "
+                         "(bench/growth_alternating.py)")
+    ap.add_argument("--window", type=int, default=400, help="with --alternate: flows measured at each size")
     ap.add_argument("--concurrency", "-c", type=int, default=50, help="participants in flight")
     ap.add_argument("--database", choices=("postgres", "sqlite"), default="postgres",
                     help="the started server's database (a fresh one)")
@@ -106,7 +112,17 @@ def main() -> int:
     status 0 for PASS, 1 for FAIL."""
     args = _args()
     if not args.sizes:
+        if args.alternate:
+            raise SystemExit("--alternate needs --sizes")
         return 0 if run_once(args, args.n)[0] else 1
+    if args.alternate:
+        import yaml
+
+        from bench.growth_alternating import run_alternating
+
+        study_file = yaml.safe_load(args.fixture.read_text())
+        return run_alternating(args, args.sizes, args.slug or study_file["slug"],
+                               args.completion_code or study_file["completion_codes"]["completed"])
     results, all_ok = [], True
     for n in args.sizes:
         print(f"\n=== {n:,} participants, fresh database ===")

@@ -8,6 +8,10 @@ WSGI environ handed to ``spotlight_study.wsgi.application`` with a browser's url
 cProfile of more flows.
 
     .venv/bin/python bench/profile_wsgi.py --database sqlite|postgres [--flows 200] [--profile 50] [--callers normalize_choices]
+        [--prefill 10000]
+
+``--prefill N`` runs N flows first, so that the figures are those of a study of N participants
+(compare two sizes to find what grows with the study).
 
 PostgreSQL uses (drops and re-creates) ``spotlight_bench_wsgi``; SQLite a temporary file.
 """
@@ -139,6 +143,8 @@ def main() -> None:
     ap.add_argument("--database", choices=["sqlite", "postgres"], default="sqlite")
     ap.add_argument("--flows", type=int, default=200)
     ap.add_argument("--profile", type=int, default=0, help="flows under cProfile (0: none)")
+    ap.add_argument("--prefill", type=int, default=0,
+                    help="flows run before the measurement, not counted: the study's size when it is measured")
     ap.add_argument("--top", type=int, default=40)
     ap.add_argument("--callers", metavar="PATTERN", help="also print the callers of the functions matching PATTERN (a pstats regex)")
     args = ap.parse_args()
@@ -158,7 +164,7 @@ def main() -> None:
         recreate_postgres(PG_URL, allow_any_name=False, force=True)
     call_command("migrate", verbosity=0)
     call_command("import_study", str(DEFAULT_FIXTURE), verbosity=0)
-    for _ in range(5):
+    for _ in range(5 + args.prefill):
         one_flow(application)
     record = defaultdict(list)
     db0 = _backend_cpu(connection) if args.database == "postgres" else 0.0

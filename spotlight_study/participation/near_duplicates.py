@@ -57,6 +57,20 @@ _OFFSETS = _RNG.integers(0, 2**63, size=BANDS * ROWS_PER_BAND, dtype=np.uint64)
 _BAND_MIX = _RNG.integers(1, 2**63, size=(ROWS_PER_BAND + 1,), dtype=np.uint64) * np.uint64(2) + np.uint64(1)
 
 
+def text_key(text: str) -> int:
+    """The key of a whole normalized text: BLAKE2b with an 8-byte digest, as a signed 64-bit
+    integer (a ``bigint``). Equal texts have equal keys; two different texts share one with
+    probability 2 ** -64 per pair. Stored as the last key of an answer's sketch and as
+    ``TaskResponse.text_key`` (the ``identical_answer`` flag's grouping key).
+
+    Parameters
+    ----------
+    text : str
+        The answer as :func:`.flags.normalize_answer` writes it.
+    """
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "big", signed=True)
+
+
 def sketch_keys(text: str) -> list[int]:
     """The sketch of an answer: :data:`KEYS_PER_ANSWER` signed 64-bit keys (fewer for a text
     shorter than :data:`SHINGLE_BYTES` bytes: only the whole-text key).
@@ -73,7 +87,7 @@ def sketch_keys(text: str) -> list[int]:
         differ), then the whole-text key (BLAKE2b, 8 bytes).
     """
     data = np.frombuffer(text.encode("utf-8"), dtype=np.uint8).astype(np.uint64)
-    whole = int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "big", signed=True)
+    whole = text_key(text)
     if len(data) < SHINGLE_BYTES:
         return [whole]
     shingles = np.zeros(len(data) - SHINGLE_BYTES + 1, dtype=np.uint64)

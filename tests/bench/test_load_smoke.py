@@ -54,6 +54,27 @@ def test_load_bench_on_sqlite_completes_every_flow_and_checks_the_database(tmp_p
     assert figures["database"].startswith("sqlite")
 
 
+def test_alternating_growth_run_measures_each_size_against_a_fresh_reference(tmp_path):
+    """bench/load.py --sizes 10,14 --alternate --window 4 on SQLite: the growing study reaches each
+    size, each size has a reference measured in the same rounds, and the growing study's
+    database holds every flow once (no duplicates, cells within 1)."""
+    out = tmp_path / "growth.json"
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "DJANGO_SETTINGS_MODULE")}
+    env["BENCH_REDIS_URL"] = redis_test_url()
+    result = run_python("bench/load.py", "--processes", "1", "--workers", "2", "--concurrency", "2",
+                        "--sizes", "10,14", "--window", "4", "--alternate", "--database", "sqlite",
+                        "--json", str(out), env=env, timeout=900)
+    assert out.exists(), result.stdout[-4000:] + result.stderr[-4000:]
+    figures = json.loads(out.read_text())
+    assert figures["failed"] == 0 and figures["problems"] == [], result.stdout[-3000:]
+    assert [row["participants"] for row in figures["rows"]] == [10, 14]
+    for row in figures["rows"]:
+        assert row["cpu_ms_per_flow"] > 0 and row["reference_ms_per_flow"] > 0
+        assert row["ratio"] == pytest.approx(row["cpu_ms_per_flow"] / row["reference_ms_per_flow"])
+    assert result.stdout.count("round R (reference)") == 4 and result.stdout.count("round G (growing study)") == 4
+    assert "database of the growing study: 14 participants" in result.stdout, result.stdout[-3000:]
+
+
 @pytest.mark.skipif(not (_reachable(5432) and _reachable(6379)), reason="needs PostgreSQL and Redis on 127.0.0.1")
 def test_two_app_servers_on_one_postgres_and_redis_lose_nothing(tmp_path):
     """bench/load.py --servers 2: requests alternate between two uWSGI instances sharing one

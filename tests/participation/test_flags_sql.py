@@ -103,3 +103,48 @@ def test_dashboard_lists_at_most_flag_rows_and_counts_them_all(demo_study):
     assert capped["flag_counts"] == full["flag_counts"]
     failed = next(c for c in full["flag_counts"] if c["flag"] == flags.FAILED_INSTRUCTION_CHECK)
     assert failed == {**failed, "answers": 5, "participants": 5}
+
+
+def test_identical_answers_are_counted_from_the_stored_text_key_without_reading_texts(demo_study):
+    """With ``text_key`` stored (as every save writes it), the counts equal those of the texts,
+    the read selects no answer text, and rows without a key (written by another path) are
+    keyed from their text, so a keyed and an unkeyed copy of one answer still count as
+    identical (issue 39)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from spotlight_study.participation.near_duplicates import text_key
+
+    texts = ["Straße ist gleich", "STRASSE\u00a0ist   gleich", "own text", "Shared", "shared ", "lone"]
+    rows = _answers(demo_study, [(t, 50_000, 0, 0, 0) for t in texts])
+    unkeyed = TaskResponse.objects.filter(participant__study=demo_study).count()
+    expected = flag_queries.study_flag_counts(study=demo_study, pilot=False)  # every row unkeyed
+    assert unkeyed == len(texts)
+    for r in rows:
+        TaskResponse.objects.filter(pk=r.pk).update(text_key=text_key(flags.normalize_answer(r.answer)))
+    with CaptureQueriesContext(connection) as queries:
+        keyed = flag_queries.study_flag_counts(study=demo_study, pilot=False)
+    assert keyed == expected
+    assert len(queries.captured_queries) == 1
+    # The answer column is read only inside LENGTH() (the typing flags), never as a text.
+    sql = queries.captured_queries[0]["sql"]
+    assert sql.count('"answer"') == sql.count('LENGTH("participation_taskresponse"."answer")'), sql
+    identical = sorted(c[flags.IDENTICAL_ANSWER] for c in keyed[False].by_participant.values())
+    assert identical == [1, 1, 1, 1]
+    # One copy keyed, the other not: still a pair.
+    TaskResponse.objects.filter(pk=rows[3].pk).update(text_key=None)
+    assert flag_queries.study_flag_counts(study=demo_study, pilot=False) == expected
+
+
+def test_an_answer_save_writes_the_key_of_its_normalized_text(demo_study):
+    """The flow's own save (run by the pilot, seed 3911) stores ``text_key`` for every answer,
+    equal to the key of the normalized text; unanswered rows have none."""
+    from spotlight_study.participation.near_duplicates import text_key
+    from spotlight_study.participation.pilot import pilot_run
+
+    pilot_run(study=demo_study, participants=3, seed=3911)
+    answered = TaskResponse.objects.filter(participant__study=demo_study, answered_at__isnull=False)
+    assert answered.count() >= 6
+    for r in answered:
+        assert r.text_key == text_key(flags.normalize_answer(r.answer)), r.answer
+    assert not TaskResponse.objects.filter(answered_at__isnull=True, text_key__isnull=False).exists()

@@ -120,9 +120,9 @@ TASK_SERVED_SQL = (
     '"last_served_at", "serve_count", "answer", "answered_at", "time_on_task_ms", "paste_count", '
     '"paste_chars", "hidden_ms", "blur_count", "client_events", "typed_chars", "dropped_chars", '
     '"replaced_chars", "insertions", "deletions", "typing_ms", "largest_insert_chars", '
-    '"away_before_paste_ms", "shown_overlap_permille", "near_duplicate_score") '
+    '"away_before_paste_ms", "shown_overlap_permille", "near_duplicate_score", "text_key") '
     "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
-    "%s, %s, %s, %s, %s, %s, %s, %s) "
+    "%s, %s, %s, %s, %s, %s, %s, %s, %s) "
     'ON CONFLICT ("participant_id", "position") DO UPDATE SET '
     '"last_served_at" = EXCLUDED."last_served_at", '
     '"serve_count" = "participation_taskresponse"."serve_count" + 1 '
@@ -145,7 +145,7 @@ ANSWER_SAVED_SQL = (
     '"blur_count" = %s, "client_events" = %s, "typed_chars" = %s, "dropped_chars" = %s, '
     '"replaced_chars" = %s, "insertions" = %s, "deletions" = %s, "typing_ms" = %s, '
     '"largest_insert_chars" = %s, "away_before_paste_ms" = %s, '
-    '"shown_overlap_permille" = %s, "near_duplicate_score" = %s '
+    '"shown_overlap_permille" = %s, "near_duplicate_score" = %s, "text_key" = %s '
     'WHERE "participant_id" = %s AND "position" = %s AND "answered_at" IS NULL'
 )
 _ANSWERED = PreparedUpdate(
@@ -154,7 +154,7 @@ _ANSWERED = PreparedUpdate(
                 "hidden_ms", "blur_count", "client_events", "typed_chars", "dropped_chars",
                 "replaced_chars", "insertions", "deletions", "typing_ms",
                 "largest_insert_chars", "away_before_paste_ms", "shown_overlap_permille",
-                "near_duplicate_score"],
+                "near_duplicate_score", "text_key"],
     where_fields=["participant", "position"],
     where_null=["answered_at"],
 )

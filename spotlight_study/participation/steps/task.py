@@ -21,7 +21,8 @@ from ..models import TaskResponse
 from ..pilot_behaviour import pilot_answer, pilot_task_seconds, pilot_telemetry, pilot_training_answer
 from ..selectors import TaskPage
 from ..services import STALE_MESSAGE, Telemetry, instruction_check_passes
-from .. import writing
+from .. import near_duplicates, writing
+from ..flags import normalize_answer
 from . import keys, statements
 from .checks import participant_check_end
 from .spec import Outcome, PilotTurn, PreviewPage, StepSpec, Turn, advance, current_task, enter
@@ -168,6 +169,7 @@ def answer_save(turn: Turn, *, answer: str, telemetry: Telemetry) -> Outcome | N
                 answer, (*setting.group1_texts, *setting.group2_texts)
             ),
             "near_duplicate_score": near_duplicate,
+            "text_key": near_duplicates.text_key(normalize_answer(answer)),
         },
     )
     if not saved:
