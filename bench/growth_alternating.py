@@ -88,7 +88,9 @@ def alternating_rows(rows: list[tuple[int, float, float, float, float, float]], 
 def run_alternating(args, sizes: list[int], slug: str, completion_code: str) -> int:
     """Measure ``sizes`` as the module docstring says; print each round, the table and the
     verdict. Returns the exit status: 0 when every flow completed, the database checks found
-    nothing and the ratio at the largest size is within the target, else 1."""
+    nothing and the ratio at the largest size is within the target, else 1. Raises SystemExit
+    with a message for an odd or too small ``--window`` or sizes that do not increase from at
+    least ``--window``."""
     window = args.window
     if window < 2 or window % 2:
         raise SystemExit("--window must be an even number >= 2")
