@@ -34,6 +34,9 @@ from . import flags as quality_flags
 from .models import TaskResponse
 from .near_duplicates import text_key
 
+#: Rows read per statement when answers without a ``text_key`` are keyed from their text.
+_UNKEYED_BATCH = 5000
+
 #: The flags :func:`answer_flag_columns` computes in the database, in ``FLAG_KEYS`` order.
 SQL_FLAGS: tuple[str, ...] = (
     quality_flags.VERY_SHORT_TIME,
@@ -180,11 +183,14 @@ def study_flag_counts(*, study: Study, pilot: bool | None = False) -> dict[bool,
     if unkeyed:
         # Answers written by a path that stores no key (rows made before migration 0011 are
         # filled by it): their key from the text, as the save would have written it.
-        for pk, is_pilot, answer in TaskResponse.objects.filter(pk__in=list(unkeyed)).values_list(
-            "pk", "participant__is_pilot", "answer"
-        ):
-            at = unkeyed[pk]
-            keyed[is_pilot][at] = (keyed[is_pilot][at][0], text_key(quality_flags.normalize_answer(answer)))
+        # In slices: SQLite refuses a statement with more than 32,766 parameters.
+        pks = list(unkeyed)
+        for start in range(0, len(pks), _UNKEYED_BATCH):
+            for pk, is_pilot, answer in TaskResponse.objects.filter(
+                pk__in=pks[start:start + _UNKEYED_BATCH]
+            ).values_list("pk", "participant__is_pilot", "answer"):
+                at = unkeyed[pk]
+                keyed[is_pilot][at] = (keyed[is_pilot][at][0], text_key(quality_flags.normalize_answer(answer)))
     for is_pilot, pairs in keyed.items():
         seen = Counter(key for _pid, key in pairs)
         by_participant = out[is_pilot].by_participant

@@ -148,3 +148,14 @@ def test_an_answer_save_writes_the_key_of_its_normalized_text(demo_study):
     for r in answered:
         assert r.text_key == text_key(flags.normalize_answer(r.answer)), r.answer
     assert not TaskResponse.objects.filter(answered_at__isnull=True, text_key__isnull=False).exists()
+
+
+def test_many_answers_without_a_key_are_read_in_slices(demo_study, monkeypatch):
+    """Answers without a stored key are keyed from their text in slices of ``_UNKEYED_BATCH``
+    rows (SQLite refuses a statement with more than 32,766 parameters): the counts do not
+    depend on the slice size."""
+    _answers(demo_study, [(f"text {i % 4}", 50_000, 0, 0, 0) for i in range(11)])
+    whole = flag_queries.study_flag_counts(study=demo_study, pilot=False)
+    monkeypatch.setattr(flag_queries, "_UNKEYED_BATCH", 3)
+    assert flag_queries.study_flag_counts(study=demo_study, pilot=False) == whole
+    assert sum(c[flags.IDENTICAL_ANSWER] for c in whole[False].by_participant.values()) == 11
