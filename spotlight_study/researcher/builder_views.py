@@ -21,8 +21,6 @@ from django.views.decorators.http import require_POST
 
 from spotlight_study.accounts.roles import RUNNING, study_runner_required
 from spotlight_study.studies.access import builder_member_required
-from spotlight_study.participation import steps
-from spotlight_study.participation.language import study_language
 from spotlight_study.stimuli.selectors import stimulus_set_list, stimulus_set_texts
 from spotlight_study.studies.content import pattern_counts
 from spotlight_study.studies.design import build_cells
@@ -43,6 +41,7 @@ from spotlight_study.studies.freeze import study_freeze_reason
 from spotlight_study.studies.languages import SHIPPED_LANGUAGES
 from spotlight_study.studies.models import Study, StudyDraft
 from spotlight_study.studies.selectors import study_cells
+from spotlight_study.researcher.flow_preview import flow_preview_page
 
 from . import builder_forms as bf
 from .builder_sections import section_keys, section_of, section_title
@@ -413,34 +412,21 @@ def builder_download(request: HttpRequest, slug: str) -> HttpResponse:
 
 @builder_member_required(*RUNNING)
 def builder_preview(request: HttpRequest, slug: str, cell: int | None = None, page: str | None = None) -> HttpResponse:
-    """The researcher preview (:func:`steps.preview`) of the study this draft publishes as:
+    """The researcher preview (:func:`.flow_preview.flow_preview_page`) of the study this draft publishes as:
     the list of cells, or one page of one cell. Records nothing."""
     draft = _draft_or_frozen(request, slug)
     if isinstance(draft, HttpResponse):
         return draft
 
     def show(study: Study) -> HttpResponse:
-        cells = study_cells(study)
         if cell is None:
-            return render(request, "researcher/preview_index.html", {"study": study, "cells": cells, "builder": True})
-        if not 0 <= cell < len(cells):
-            raise Http404("No such cell.")
-        names = [name for name, _, _ in steps.preview_pages(len(cells[cell].tasks), study=study)]
-        shown = steps.preview(study=study, cell=cells[cell], page_name=page)
-        if shown is None:
-            raise Http404("No such page.")
-        template, ctx = shown
-        index = names.index(page)
-        following = names[index + 1] if index + 1 < len(names) else None
-        ctx.update(
-            flow_preview=True,
-            preview_home=reverse("researcher:builder_preview", kwargs={"slug": slug}),
-            form_method="get",
-            form_action=reverse("researcher:builder_preview_page", kwargs={"slug": slug, "cell": cell, "page": following}) if following else "",
+            return render(request, "researcher/preview_index.html",
+                          {"study": study, "cells": study_cells(study), "builder": True})
+        return flow_preview_page(
+            request, study, cell=cell, page=page,
+            home_url=reverse("researcher:builder_preview", kwargs={"slug": slug}),
+            page_url_name="researcher:builder_preview_page",
         )
-        with study_language(request, study):
-            response = render(request, template, ctx)
-        return response
 
     try:
         return draft_as_study(draft, show)

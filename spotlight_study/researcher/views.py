@@ -25,12 +25,11 @@ from spotlight_study.accounts.roles import (
 from spotlight_study.audit.selectors import audit_entries
 from spotlight_study.audit.services import audit_record
 from spotlight_study.participation.errors import PilotError
-from spotlight_study.participation import steps
-from spotlight_study.participation.language import study_language
 from spotlight_study.participation.pilot import PILOT_MAX_PARTICIPANTS_WEB, pilot_delete, pilot_run
 from spotlight_study.participation.selectors import study_dashboard
 from spotlight_study.researcher.launch import launch_check
 from spotlight_study.researcher.downloads import results_zip
+from spotlight_study.researcher.flow_preview import flow_preview_page
 from spotlight_study.researcher.forms import MonitorFilterForm
 from spotlight_study.researcher import monitor as monitor_selectors
 from spotlight_study.researcher.participant_evidence import participant_evidence
@@ -257,35 +256,7 @@ def preview_page(request: HttpRequest, slug: str, cell: int, page: str) -> HttpR
     """One page of the flow as a participant in ``cell`` would see it, through the step's spec
     (:func:`spotlight_study.participation.steps.preview`), in the study's language. Records
     nothing."""
-    study = request.study
-    cells = study_cells(study)
-    if not 0 <= cell < len(cells):
-        raise Http404("No such cell.")
-    the_cell = cells[cell]
-    names = [name for name, _, _ in steps.preview_pages(len(the_cell.tasks), study=study)]
-    with study_language(request, study):
-        return _preview_page(request, study, the_cell, names, page)
-
-
-def _preview_page(request: HttpRequest, study, the_cell, names: list[str], page: str) -> HttpResponse:
-    """:func:`preview_page` for a known cell of ``study`` (its flow's page ``names``), in the
-    study's language."""
-    slug, cell = study.slug, the_cell.index
-    shown = steps.preview(study=study, cell=the_cell, page_name=page)
-    if shown is None:
-        raise Http404("No such page.")
-    template, ctx = shown
-    index = names.index(page)
-    following = names[index + 1] if index + 1 < len(names) else None
-    ctx.update(
-        # Not "preview": other pages (the stimulus set page) use that name for their own data.
-        flow_preview=True,
-        preview_home=reverse("researcher:preview", kwargs={"slug": slug}),
-        form_method="get",
-        form_action=reverse(
-            "researcher:preview_page", kwargs={"slug": slug, "cell": cell, "page": following}
-        )
-        if following
-        else "",
+    return flow_preview_page(
+        request, request.study, cell=cell, page=page,
+        home_url=reverse("researcher:preview", kwargs={"slug": slug}), page_url_name="researcher:preview_page",
     )
-    return render(request, template, ctx)
