@@ -112,10 +112,17 @@ def strict_inputs(result: dict, generator=None, request=None, public=None) -> di
 
 #: A text without NUL: Django's form and DRF's text fields refuse it (PostgreSQL cannot store it).
 NO_NUL_PATTERN = "^[^\\x00]*$"
+#: The characters Python's ``str.strip()`` removes (those with ``str.isspace()``). Spelled out
+#: because ``\s`` differs between regex dialects: ECMA-262's, which JSON Schema names and API
+#: clients use, leaves out U+001C-U+001F and U+0085, which Python strips.
+STRIPPED_WHITESPACE = (
+    "\\t\\n\\u000b\\f\\r\\u001c-\\u001f \\u0085\\u00a0\\u1680\\u2000-\\u200a"
+    "\\u2028\\u2029\\u202f\\u205f\\u3000"
+)
 #: The same with at least one character that is not white space: a text that may not be blank
 #: is read without its surrounding white space (DRF's ``trim_whitespace``, Django's form fields),
-#: so ``" "`` is refused as empty.
-NOT_BLANK_PATTERN = "^[^\\x00]*[^\\s\\x00][^\\x00]*$"
+#: so ``" "`` or ``"\x1f"`` is refused as empty.
+NOT_BLANK_PATTERN = f"^[^\\x00]*[^{STRIPPED_WHITESPACE}\\x00][^\\x00]*$"
 
 
 def _no_nul(schema: dict) -> None:

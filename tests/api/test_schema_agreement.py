@@ -114,3 +114,49 @@ def test_the_schema_documents_the_errors_and_refuses_unknown_fields(api, db):
     assert page_size["schema"]["minimum"] == 1
     request = schema["components"]["schemas"]["GenerationJobCreateRequest"]
     assert request["additionalProperties"] is False
+
+
+@pytest.mark.parametrize("body, field", [
+    # schemathesis seed 3849639002 (CI): U+0085 then 200 characters was accepted as a model name
+    # of 200 (DRF trims first); the schema's maxLength counts the text as sent.
+    ({**JOB, "model": "\u0085" + "m" * 200}, "model"),
+    ({**JOB, "title": " " + "t" * 200}, "title"),
+    # the same run: "\x1f" alone is white space to Python (trimmed to blank, refused) but not to
+    # the schema's old ``\s``; the pattern now names Python's white space, so both refuse it.
+    ({**JOB, "title": "\x1f"}, "title"),
+])
+def test_a_job_text_the_schema_forbids_is_400(api, db, body, field):
+    """A text over its limit as sent, or white space alone by Python's reading: 400 naming it; no job."""
+    response = api.post("/api/stimuli/generation-jobs/", body, format="json")
+    assert response.status_code == 400 and field in response.json()["error"]["fields"], response.content
+    assert GenerationJob.objects.count() == 0
+
+
+def test_a_job_text_at_its_limit_with_white_space_inside_is_created(api, db):
+    """200 characters as sent, white space inside kept: created (the limit is not stricter than the schema)."""
+    response = api.post("/api/stimuli/generation-jobs/", {**JOB, "model": "a" + " " * 198 + "b"}, format="json")
+    assert response.status_code == 201, response.content
+
+
+def test_a_final_label_filter_over_its_limit_as_sent_is_400(api, demo_study):
+    """?setting= of 51 characters with a leading space (50 after trimming): 400 naming it."""
+    response = api.get(f"/api/studies/{demo_study.slug}/annotation/final-labels/?setting=%20{'s' * 50}")
+    assert response.status_code == 400 and "setting" in response.json()["error"]["fields"], response.content
+
+
+def test_the_not_blank_pattern_refuses_exactly_what_python_strips_to_nothing(api, db):
+    """For every code point but NUL, the published pattern refuses the one-character text if and
+    only if ``str.strip()`` (DRF's trim_whitespace) leaves nothing; and it uses no class shorthand
+    such as ``\\s``, whose members differ between ECMA-262 (the schema's dialect, in which
+    schemathesis took "\\x1f" for a character) and Python."""
+    import re
+
+    schema = api.get("/api/schema/?format=json").json()
+    pattern = schema["components"]["schemas"]["GenerationJobCreateRequest"]["properties"]["title"]["pattern"]
+    assert not re.search(r"\\[sSdDwWbB]", pattern), pattern
+    compiled = re.compile(pattern)
+    disagreeing = [hex(code) for code in range(1, 0x110000)
+                   if (compiled.fullmatch(chr(code)) is None) != (chr(code).strip() == "")]
+    assert disagreeing == []
+    assert compiled.fullmatch("\x1f") is None and compiled.fullmatch("\x85") is None
+    assert compiled.fullmatch("\x1fa") is not None

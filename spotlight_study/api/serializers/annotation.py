@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from spotlight_study.api.serializers.strict import raw_length_errors
 from spotlight_study.studies.models import Setting
 
 
@@ -111,11 +112,12 @@ class FinalLabelQuerySerializer(serializers.Serializer):
 
     def validate(self, attrs: dict) -> dict:
         """Refuse a parameter given empty (``?status=``, or white space alone): DRF would leave
-        it out silently."""
-        empty = {name: ["Empty: give a value, or leave the parameter out."]
-                 for name in self.fields if _blank(self.initial_data.get(name, None))}
-        if empty:
-            raise serializers.ValidationError(empty)
+        it out silently; and a text longer than its limit as sent (``too_long_problem``)."""
+        errors = raw_length_errors(self.fields, self.initial_data)
+        errors.update({name: ["Empty: give a value, or leave the parameter out."]
+                       for name in self.fields if _blank(self.initial_data.get(name, None))})
+        if errors:
+            raise serializers.ValidationError(errors)
         return attrs
 
 
