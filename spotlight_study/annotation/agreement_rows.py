@@ -1,6 +1,6 @@
 """The agreement report's rows, computed from a study's labels as plain values.
 
-:func:`~.selectors.agreement_report` reads the labels (:mod:`.label_table`) and caches what
+:func:`~.overview.agreement_report` reads the labels (:mod:`.label_table`) and caches what
 :func:`agreement_rows` computes here; every statistic is :mod:`analysis.stats.agreement`'s.
 """
 from __future__ import annotations
@@ -59,7 +59,7 @@ def agreement_rows(
     codebooks: dict[int, list[str]],
     pairs_in_every_scope: bool,
 ) -> list[AgreementRow]:
-    """The rows of :func:`~.selectors.agreement_report` from the study's ``table``.
+    """The rows of :func:`~.overview.agreement_report` from the study's ``table``.
 
     ``names`` are the pseudonyms of the annotators of ``table.codes`` (user ids in rating
     order); ``settings`` the study's settings and ``codebooks`` :func:`codebooks_of` them. Against

@@ -3,7 +3,7 @@
 The annotators' values are read here and handed to :func:`analysis.codebook_analysis.field_agreement`
 as an annotators x items array per field; the statistic each type gets is the table in
 :mod:`analysis.measures`. Under the default codebook the overview's own agreement tables
-(:func:`~.selectors.agreement_report`) apply and this module gives nothing.
+(:func:`~.overview.agreement_report`) apply and this module gives nothing.
 """
 from __future__ import annotations
 

@@ -21,8 +21,8 @@ from spotlight_study.studies.models import Study
 from .codebook_exports import cell, codebook_cells, codebook_columns, export_fields
 from .machine_agreement import machine_agreement
 from .models import LABEL_FIELDS
+from .overview import agreement_report
 from .selectors import (
-    agreement_report,
     annotator_pseudonyms,
     item_status,
     items_with_labels,
@@ -226,7 +226,7 @@ def _agreement_row(r, scope: str) -> dict:
 
 
 def agreement_rows(*, study: Study) -> list[dict]:
-    """One row per label, scope and comparison (see :func:`~.selectors.agreement_report`):
+    """One row per label, scope and comparison (see :func:`~.overview.agreement_report`):
     ``comparison`` ``all`` (every annotator), ``pair`` (``rater_a`` x ``rater_b``, annotator
     pseudonyms) or ``vs_final`` (``rater_a`` against ``final``), then the machine coder's rows.
 

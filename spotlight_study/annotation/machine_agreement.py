@@ -34,8 +34,9 @@ from analysis.stats.agreement import Agreement
 from spotlight_study.studies.models import Study
 
 from . import codebook_labels
+from .agreement_rows import SINGLE_VALUE_FIELDS
 from .models import MachineCodingJob, MachineLabel
-from .selectors import SINGLE_VALUE_FIELDS, annotator_pseudonyms, human_final, items_with_labels
+from .selectors import annotator_pseudonyms, human_final, items_with_labels
 
 DEFAULT_MARGIN = 0.1
 

@@ -50,6 +50,7 @@ from .kept_choice import kept_choice_pop
 from .label_versions import label_versions
 from .machine_agreement import machine_models, machine_overview
 from .models import Exclusion, FinalLabel, Item
+from .overview import researcher_overview
 from .pilot_round import (
     pilot_item_ids,
     pilot_round_is_open,
@@ -388,13 +389,13 @@ def overview(request: HttpRequest, slug: str) -> HttpResponse:
     study = request.study
     pilot = pilot_round_state(study=study)
     if pilot["open"] or pilot["items"]:
-        pilot["o"] = selectors.researcher_overview(study=study, is_pilot=True)
+        pilot["o"] = researcher_overview(study=study, is_pilot=True)
     return render(
         request,
         "annotation/overview.html",
         {
             "study": study,
-            "o": selectors.researcher_overview(study=study),
+            "o": researcher_overview(study=study),
             "pilot": pilot,
             "can_switch_pilot_round": user_may(request.user, study, OWNING),
             "machine": machine_overview(study=study),

@@ -7,7 +7,8 @@ from analysis.stats import agreement as agreement_stats
 from spotlight_study.annotation.label_import.importer import labels_import
 from spotlight_study.annotation.label_table import fetched_rows, label_table
 from spotlight_study.annotation.models import Annotation, FinalLabel, Item
-from spotlight_study.annotation.selectors import agreement_report, codebook
+from spotlight_study.annotation.overview import agreement_report
+from spotlight_study.annotation.selectors import codebook
 from spotlight_study.annotation.services.queue import items_sync
 
 from .test_pairwise_agreement import labeled_study  # noqa: F401 - the fixture

@@ -23,7 +23,7 @@ from spotlight_study.annotation.models import (
     MachineCodingJob,
     MachineLabel,
 )
-from spotlight_study.annotation.selectors import researcher_overview
+from spotlight_study.annotation.overview import researcher_overview
 from spotlight_study.annotation.services.labels import label_save
 from spotlight_study.annotation.services.queue import assignment_next
 from spotlight_study.participation.models import Participant, TaskResponse

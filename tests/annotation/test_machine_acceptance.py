@@ -17,11 +17,8 @@ from spotlight_study.annotation.machine_coding import (
     machine_coding_run_now,
 )
 from spotlight_study.annotation.models import FinalLabel, Item, MachineAcceptance, MachineLabel
-from spotlight_study.annotation.selectors import (
-    adjudication_queue,
-    agreement_report,
-    machine_accepted_fields,
-)
+from spotlight_study.annotation.overview import agreement_report
+from spotlight_study.annotation.selectors import adjudication_queue, machine_accepted_fields
 from spotlight_study.annotation.services.adjudication import adjudication_save
 from spotlight_study.annotation.services.labels import label_save
 from spotlight_study.annotation.services.machine_acceptance import (

@@ -12,7 +12,7 @@ from analysis.stats.agreement import pairwise_agreement
 from spotlight_study.annotation.exports import AGREEMENT_COLUMNS, export_csv_text
 from spotlight_study.annotation.label_import.importer import labels_import
 from spotlight_study.annotation.models import Annotation, Item, StudyAnnotator
-from spotlight_study.annotation.selectors import researcher_overview
+from spotlight_study.annotation.overview import researcher_overview
 from spotlight_study.annotation.services.adjudication import adjudication_save
 from spotlight_study.annotation.services.labels import LabelInput
 from spotlight_study.annotation.services.queue import items_sync

@@ -22,12 +22,8 @@ from spotlight_study.annotation.models import (
     MachineLabel,
 )
 from spotlight_study.annotation.pilot_round import pilot_round_is_open
-from spotlight_study.annotation.selectors import (
-    adjudication_queue,
-    agreement_report,
-    annotator_queue,
-    researcher_overview,
-)
+from spotlight_study.annotation.overview import agreement_report, researcher_overview
+from spotlight_study.annotation.selectors import adjudication_queue, annotator_queue
 from spotlight_study.annotation.services.labels import label_save
 from spotlight_study.annotation.services.machine_acceptance import machine_labels_accept
 from spotlight_study.annotation.services.pilot_round import pilot_round_set

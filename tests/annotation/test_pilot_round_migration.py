@@ -13,7 +13,7 @@ from spotlight_study.annotation.models import (
     FinalLabel,
     Item,
 )
-from spotlight_study.annotation.selectors import agreement_report, researcher_overview
+from spotlight_study.annotation.overview import agreement_report, researcher_overview
 from spotlight_study.participation.models import TaskResponse
 from spotlight_study.participation.pilot import pilot_run
 

@@ -6,7 +6,7 @@ from rest_framework import generics
 from rest_framework.response import Response
 
 from spotlight_study.annotation import exports as annotation_exports
-from spotlight_study.annotation.selectors import researcher_overview
+from spotlight_study.annotation.overview import researcher_overview
 from spotlight_study.annotation.services.queue import items_sync
 from spotlight_study.studies.models import Study
 
