@@ -13,6 +13,10 @@ annotators): a fresh database, the demo study imported, the data set generated
   overview and the zip download, each requested 3 times from one worker (the first request,
   cold, and the median of the others, warm); then the overview 5 times, each right after one
   label changed in the database (its agreement computed afresh, as while annotators work).
+  The in-process measures have shown the overview once before the server starts, so the
+  server's first request reads the summary they stored (``OverviewSnapshot``), as a worker
+  started after any other process showed the overview does; the computation itself is what
+  the rows after a label change measure.
 
 Prints one table per measure, sizes side by side, so that a query count that grows with the
 number of participants shows. Targets (issue 11): each page < 500 ms, ``export_results`` and the

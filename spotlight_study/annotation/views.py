@@ -382,10 +382,12 @@ def adjudicate(request: HttpRequest, slug: str, item_id: str) -> HttpResponse:
 # --- researcher ----------------------------------------------------------------------------
 
 
+@never_cache
 @study_member_required(*READING)
 def overview(request: HttpRequest, slug: str) -> HttpResponse:
     """Annotation progress, annotators, agreement per label and the downloads, of the real
-    items; the pilot annotation round in a section of its own."""
+    items; the pilot annotation round in a section of its own. Never cached by the browser:
+    Back would show figures older than the labels."""
     study = request.study
     pilot = pilot_round_state(study=study)
     if pilot["open"] or pilot["items"]:

@@ -11,6 +11,7 @@ from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from spotlight_study.accounts.roles import (
@@ -76,9 +77,11 @@ def _study_list(request: HttpRequest) -> HttpResponse:
     )
 
 
+@never_cache
 @study_member_required(*READING, with_settings=True)
 def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
-    """Participants per cell, median time per task and flags, live from the database."""
+    """Participants per cell, median time per task and flags, live from the database (never
+    cached by the browser, so Back shows them as they are now)."""
     study = request.study
     entry = request.build_absolute_uri(reverse("participation:entry", kwargs={"slug": slug}))
     prolific_link = (
@@ -167,6 +170,7 @@ def _monitor_context(request: HttpRequest, study: Study) -> tuple[dict, int]:
     }, 200
 
 
+@never_cache
 @study_member_required(*READING, with_settings=True)
 def monitor(request: HttpRequest, slug: str) -> HttpResponse:
     """The live monitor: one row per participant, filtered by ``status``, ``flag`` and
@@ -187,6 +191,7 @@ def participant_detail(request: HttpRequest, slug: str, pseudonym: str) -> HttpR
     return render(request, "researcher/participant.html", {"study": study, "evidence": evidence})
 
 
+@never_cache
 @study_member_required(*READING, with_settings=True)
 def monitor_rows(request: HttpRequest, slug: str) -> HttpResponse:
     """The monitor's ``<tbody>`` alone, for the page's auto-refresh (same GET parameters)."""

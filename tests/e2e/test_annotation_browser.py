@@ -13,9 +13,13 @@ from django.test import Client
 from playwright.sync_api import Page, expect
 
 from spotlight_study.annotation.models import Annotation, AnnotationRevision, Assignment
+from spotlight_study.annotation.services.labels import LabelInput, label_save
+from spotlight_study.annotation.services.queue import assignment_next
 
 from ..conftest import Walker
+from .contexts import close_context
 from .keyboard import focus_nothing
+from .staff import log_in
 
 pytestmark = pytest.mark.browser
 
@@ -234,3 +238,37 @@ def test_a_choice_refused_for_lost_cookies_comes_back_filled_in(page, live_serve
     expect(page.locator(".messages")).to_contain_text("Saved.")
     label = Annotation.objects.get(annotator=user)
     assert (label.identified, label.surface_difference) == (True, True)
+
+
+def test_back_to_the_overview_shows_the_figures_as_they_are_now(browser, live_server, live_demo_study):
+    """The researcher leaves the annotation overview, an annotator saves a label and another
+    participant answers, and the researcher presses Back: the overview shows the new figures.
+    Before, the page had no Cache-Control and Chromium showed its stored copy without asking the
+    server (found by a try-out); the study dashboard and the monitor are likewise never cached."""
+    study = live_demo_study
+    Walker(Client(), study.slug).complete(training="Group 2 fishes at night.")
+    annotator = User.objects.create_user(username="e2e-back-annotator", password=PASSWORD)
+    annotator.groups.add(Group.objects.get_or_create(name="annotators")[0])
+    researcher_user = User.objects.create_user(username="e2e-back-researcher", password=PASSWORD)
+    researcher_user.groups.add(Group.objects.get_or_create(name="researchers")[0])
+    base = live_server.url
+    researcher = log_in(browser, base, "e2e-back-researcher", PASSWORD)
+    researcher.goto(f"{base}/annotate/{study.slug}/overview/")
+    expect(researcher.locator("#n-items")).to_have_text("3")
+    researcher.get_by_role("link", name="Back to the study").click()
+    expect(researcher.get_by_role("heading", level=1)).to_contain_text(study.title)
+
+    item = assignment_next(study=study, annotator=annotator)
+    label_save(study=study, annotator=annotator, public_id=item.public_id,
+               label=LabelInput(identified=True, surface_difference=False, no_difference=False))
+    Walker(Client(), study.slug).complete(training="Group 1 fishes by day.")
+
+    researcher.go_back()
+    expect(researcher.locator("#n-items")).to_have_text("6")
+    labels = researcher.locator("tr", has=researcher.get_by_role("cell", name="e2e-back-annotator", exact=True))
+    expect(labels.locator("td").nth(2)).to_have_text("1")
+    for path in (f"/researcher/{study.slug}/", f"/researcher/{study.slug}/monitor/",
+                 f"/annotate/{study.slug}/overview/"):
+        response = researcher.request.get(base + path)
+        assert "no-store" in response.headers.get("cache-control", ""), path
+    close_context(researcher.context)
