@@ -191,7 +191,6 @@ def participant_detail(request: HttpRequest, slug: str, pseudonym: str) -> HttpR
     return render(request, "researcher/participant.html", {"study": study, "evidence": evidence})
 
 
-@never_cache
 @study_member_required(*READING, with_settings=True)
 def monitor_rows(request: HttpRequest, slug: str) -> HttpResponse:
     """The monitor's ``<tbody>`` alone, for the page's auto-refresh (same GET parameters)."""
