@@ -141,6 +141,9 @@ DATABASES = {
     "default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}"),
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Django's backend with each statement's placeholders converted once per process
+    # (sqlite_backend/base.py).
+    DATABASES["default"]["ENGINE"] = "spotlight_study.sqlite_backend"
     # IMMEDIATE makes every transaction take the write lock at BEGIN, so two arrivals can never
     # both read the same cell counts before either writes (SQLite has no row locks).
     DATABASES["default"].setdefault("OPTIONS", {}).update(

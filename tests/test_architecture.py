@@ -125,7 +125,7 @@ def test_the_documented_imports_of_analysis_are_the_real_ones(graph):
     """docs/architecture.md's dotted arrows ``X -.-> analysis`` name exactly the apps (and the
     kernel) whose modules import ``analysis`` directly."""
     kernel_modules = {"csvsafe", "exceptions", "identifiers", "errors", "log_scrubbing",
-                      "navigation", "compiled_sql", "postgres_backend", "accounts", "middleware",
+                      "navigation", "compiled_sql", "postgres_backend", "sqlite_backend", "accounts", "middleware",
                       "login_protection"}
     importers = set()
     for m in _own_modules(graph):

@@ -132,7 +132,7 @@ def _settings_database(**env) -> dict:
 
 def test_the_settings_use_this_backend_with_prepared_statements_unless_switched_off():
     """PostgreSQL gets this engine, health checks and prepared statements; the switch turns
-    only the prepared statements off; SQLite is left alone."""
+    only the prepared statements off; SQLite gets its own engine without them."""
     url = "postgres://postgres@127.0.0.1:5432/spotlight_settings_probe"
     on = _settings_database(DATABASE_URL=url)
     assert on["ENGINE"] == "spotlight_study.postgres_backend" and on["CONN_HEALTH_CHECKS"]
@@ -141,7 +141,7 @@ def test_the_settings_use_this_backend_with_prepared_statements_unless_switched_
     assert off["ENGINE"] == "spotlight_study.postgres_backend"
     assert "prepare_threshold" not in off["OPTIONS"] and "server_side_binding" not in off["OPTIONS"]
     sqlite = _settings_database(DATABASE_URL="sqlite:////tmp/spotlight-settings-probe.sqlite3")
-    assert sqlite["ENGINE"] == "django.db.backends.sqlite3"
+    assert sqlite["ENGINE"] == "spotlight_study.sqlite_backend"
     assert "prepare_threshold" not in sqlite["OPTIONS"]
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter, defaultdict
+from functools import lru_cache
 
 import numpy as np
 from django.db import connection
@@ -103,10 +104,12 @@ def sketch_keys(text: str) -> list[int]:
     return [int(k) for k in bands.view(np.int64)] + [whole]
 
 
+@lru_cache(maxsize=KEYS_PER_ANSWER + 1)
 def _candidates_sql(n_keys: int) -> str:
     """SQLite's statement: at most RECENT_PER_KEY participant ids per key (one index range
     each), each row tagged with its key's position (SQLite's planner reads each range through
-    the index in its order whatever the table holds)."""
+    the index in its order whatever the table holds). Built once per number of keys: the text
+    is about 7 kB."""
     table = AnswerSketchKey._meta.db_table
     branch = (
         f"SELECT {{i}}, participant_id FROM (SELECT participant_id FROM {table} "

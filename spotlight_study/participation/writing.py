@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
+from functools import lru_cache
 
 from django.db import connection
 from rapidfuzz import fuzz, process
@@ -50,19 +51,40 @@ def shown_overlap_permille(answer: str, shown_texts: Iterable[str]) -> int:
     (``Indel.opcodes``) of the answer with each text; a character covered by runs of several
     texts counts once. A lightly edited copy keeps most of its runs; an answer in its own words
     has none of that length. 0 for an empty answer.
+
+    Only the texts that share a run of :data:`COPIED_BLOCK_MIN_CHARS` characters with the answer
+    are aligned: a matching block of that length is such a shared run, so a text without one
+    adds nothing, and the result is the same as aligning every text. The shown texts'
+    normalized forms and runs are worked out once per process for each setting's texts
+    (:func:`_shown_runs`), not on every answer.
     """
     text = normalize_answer(answer)
     if not text:
         return 0
+    runs = _runs(text)
     covered = bytearray(len(text))
-    for shown in shown_texts:
-        other = normalize_answer(shown)
-        if len(other) < COPIED_BLOCK_MIN_CHARS:
+    for other, other_runs in _shown_runs(tuple(shown_texts)):
+        if runs.isdisjoint(other_runs):
             continue
         for block in Indel.opcodes(text, other).as_matching_blocks():
             if block.size >= COPIED_BLOCK_MIN_CHARS:
                 covered[block.a:block.a + block.size] = b"\x01" * block.size
     return sum(covered) * 1000 // len(text)
+
+
+def _runs(text: str) -> set[str]:
+    """Every run of :data:`COPIED_BLOCK_MIN_CHARS` consecutive characters of ``text``."""
+    n = COPIED_BLOCK_MIN_CHARS
+    return {text[i:i + n] for i in range(len(text) - n + 1)}
+
+
+@lru_cache(maxsize=256)
+def _shown_runs(shown_texts: tuple[str, ...]) -> tuple[tuple[str, frozenset[str]], ...]:
+    """``(normalized text, its runs)`` of each shown text long enough to hold a copied block;
+    kept per process for a setting's texts (the study plan's tuples, the same on every save)."""
+    normalized = (normalize_answer(shown) for shown in shown_texts)
+    return tuple((other, frozenset(_runs(other))) for other in normalized
+                 if len(other) >= COPIED_BLOCK_MIN_CHARS)
 
 
 def near_duplicate_scores(answer: str, others: list[tuple[int, str]]) -> dict[int, int]:

@@ -78,7 +78,7 @@ def database_url_for_subprocess() -> str:
     from django.db import connection
 
     s = connection.settings_dict
-    if s["ENGINE"].endswith("sqlite3"):
+    if connection.vendor == "sqlite":
         return f"sqlite:///{s['NAME']}"
     auth = s["USER"] + (f":{s['PASSWORD']}" if s.get("PASSWORD") else "")
     return f"postgres://{auth}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"

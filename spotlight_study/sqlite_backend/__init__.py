@@ -1,0 +1,1 @@
+"""Django's SQLite backend with each statement's placeholder conversion done once (see :mod:`.base`)."""
