@@ -19,6 +19,11 @@ the uWSGI master and its workers); on SQLite both databases run inside their wor
 machine's load average (``/proc/loadavg``) is printed with each round, since a shared machine
 drifts.
 
+Empty the original's database before each run (its ``flask --app userstudy init-db``): its
+arrival counts the finished participants with scans of its whole table, so its cost per flow
+grows with every run made on the same file (docs/benchmarks.md), while this script gives this
+project a fresh database each time.
+
 Usage (from the repository root, with the repo's venv):
 
     .venv/bin/python bench/original_compare.py --original-url http://127.0.0.1:8152 \\
