@@ -105,6 +105,9 @@ def test_the_pages_stand_at_their_places_and_the_break_waits_by_server_time(clie
     w.answer("Group 1 grows maize and beans, group 2 wheat.")
     assert _title(w) == "Almost done"
     _pass_info(w)
+    # The closing page follows: the survey is not called the last step, and its button continues.
+    survey = w.page().content.decode()
+    assert "Last step" not in survey and "Finish and return to Prolific" not in survey
     w.survey()
     assert _title(w) == "Debrief"
     _pass_info(w)
