@@ -3,8 +3,8 @@ for the values it names and the active language, then reused.
 
 Most of a step page is the same for every participant of a study: its title, consent and
 instruction texts, headings, labels and buttons in the study's language. Django's template
-language costs CPU per node on every render; on the participant flow the templates were the
-largest single cost left after the database (issue 39 §4, docs/performance.md part 11).
+language costs CPU per node on every render, a large share of a participant request's CPU
+(issue 39 §4, docs/performance.md part 11).
 
 Safe by construction: the enclosed part is rendered in a context that holds **only** the
 variables the tag names, nothing from the page's own context (no request, form, token, CSRF
@@ -57,7 +57,7 @@ class MemoNode(template.Node):
     def render(self, context: Context) -> str:
         values = tuple(expression.resolve(context) for _name, expression in self.names)
         if not ENABLED:  # as if the tag were a {% with %}: the page's whole context
-            with context.push(**{name: value for (name, _e), value in zip(self.names, values)}):
+            with context.push(**self._bindings(values)):
                 return self.nodelist.render(context)
         key = (translation.get_language(),
                *((v, type(v)) if isinstance(v, _BY_VALUE) else (id(v), None) for v in values))
@@ -70,9 +70,12 @@ class MemoNode(template.Node):
         self._kept[key] = (values, output)
         return output
 
+    def _bindings(self, values: tuple) -> dict:
+        return {name: value for (name, _e), value in zip(self.names, values)}
+
     def _render(self, context: Context, values: tuple) -> str:
-        inner = Context({name: value for (name, _e), value in zip(self.names, values)},
-                        autoescape=context.autoescape, use_l10n=context.use_l10n, use_tz=context.use_tz)
+        inner = Context(self._bindings(values), autoescape=context.autoescape,
+                        use_l10n=context.use_l10n, use_tz=context.use_tz)
         inner.template = context.template
         inner.template_name = context.template_name
         return self.nodelist.render(inner)
