@@ -32,13 +32,10 @@ Usage (from the repository root, with the repo's venv):
 from __future__ import annotations
 
 import argparse
-import html
-import re
 import secrets
 import sys
 import time
 from pathlib import Path
-from urllib.parse import urlencode, urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script: import bench.*
 
@@ -46,60 +43,24 @@ from bench import server as srv  # noqa: E402
 from bench.cpu import web_server_cpu  # noqa: E402
 from bench.driver import Browser, Stats, _parse_servers, run_load  # noqa: E402
 from bench.flow import FlowError  # noqa: E402
+from bench.original_flow import participant  # noqa: E402
 from bench.transport import Loop  # noqa: E402
 
 DEFAULT_FIXTURE = srv.REPO / "fixtures" / "spotlight-replication.yaml"
-_FORM_RE = re.compile(r"<form\b([^>]*)>(.*?)</form>", re.S | re.I)
-_TAG_RE = re.compile(r"<(input)\b([^>]*)>()|<(textarea)\b([^>]*)>(.*?)</textarea>", re.S | re.I)
-_ATTR_RE = re.compile(r'([\w-]+)\s*=\s*"([^"]*)"')
-ANSWER = "Group 2 describes the doctor more often as a woman; group 1 is about farming crops."
-MAX_PAGES = 30
-
-
-def form_of(page: str) -> tuple[str, dict[str, str]] | None:
-    """The first form of ``page``: ``(action path, fields)`` as a browser would submit it after
-    a participant filled it (hidden and text values kept, empty textareas answered, the first
-    radio of each group chosen), or None when the page has no form."""
-    match = _FORM_RE.search(page)
-    if not match:
-        return None
-    action = html.unescape(dict(_ATTR_RE.findall(match.group(1))).get("action", ""))
-    fields: dict[str, str] = {}
-    for groups in _TAG_RE.findall(match.group(2)):
-        kind, attrs_text, content = groups[:3] if groups[0] else groups[3:]
-        attrs = dict(_ATTR_RE.findall(attrs_text))
-        name = attrs.get("name")
-        if not name:
-            continue
-        if kind.lower() == "textarea":
-            fields[name] = html.unescape(content).strip() or ANSWER
-        elif attrs.get("type", "text").lower() == "radio":
-            fields.setdefault(name, html.unescape(attrs.get("value", "on")))
-        elif attrs.get("type", "text").lower() not in ("submit", "button", "checkbox"):
-            fields[name] = html.unescape(attrs.get("value", ""))
-    return action, fields
 
 
 async def walk_original(send, pid: str) -> int:
-    """One participant through the original app, from its Prolific start link to its last
-    page (the one without a form). Returns the number of requests; FlowError on a status other
-    than 200, 302, 303 or 307, or a flow longer than :data:`MAX_PAGES` pages."""
-    method, path, body = "GET", "/start?" + urlencode({"PROLIFIC_PID": pid}), None
-    for requests in range(1, MAX_PAGES + 1):
-        r = await send(method, path, body)
-        if r.status in (302, 303, 307):
-            path = urlsplit(r.headers["location"]).path or "/"
-            if r.status != 307:
-                method, body = "GET", None
-            continue
-        if r.status != 200:
-            raise FlowError(f"{method} {path}: status {r.status}")
-        form = form_of(r.body.decode("utf-8", "replace"))
-        if form is None:
-            return requests
-        action, fields = form
-        method, path, body = "POST", action or path, urlencode(fields).encode()
-    raise FlowError(f"no end after {MAX_PAGES} pages")
+    """One participant through the original app (:func:`bench.original_flow.participant`), each
+    request sent by ``send``. Returns the number of requests; FlowError on a status other than
+    200, 302, 303 or 307, or a flow longer than ``original_flow.MAX_PAGES`` pages."""
+    flow = participant(pid)
+    request = next(flow)
+    while True:
+        r = await send(*request)
+        try:
+            request = flow.send((r.status, r.headers.get("location", ""), r.body.decode("utf-8", "replace")))
+        except StopIteration as end:
+            return end.value
 
 
 def run_original(base_url: str, n: int, concurrency: int, timeout: float) -> tuple[int, int, float]:
