@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Callable, TypeVar
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from spotlight_study.accounts.roles import is_staff_user
@@ -28,6 +29,7 @@ from .members import member_add
 from .models import Study, StudyDraft, StudyMember
 from .schema import RESERVED_SLUGS, validate_study_data
 from .services import study_import_outcome
+from .visible_text import visible_title_check
 
 T = TypeVar("T")
 
@@ -93,7 +95,8 @@ def draft_start(*, slug: str, title: str, language: str = DEFAULT_LANGUAGE, user
     ------
     DraftError
         For a slug that is not a slug, is reserved, or names a study or draft already; for an
-        empty title; for a language code Django does not know. Nothing is created.
+        empty title or one with no visible character (:func:`.visible_text.visible_title_check`);
+        for a language code Django does not know. Nothing is created.
     """
     slug, title, language = slug.strip(), title.strip(), (language or DEFAULT_LANGUAGE).strip().lower()
     problem = _slug_problem(slug)
@@ -103,6 +106,10 @@ def draft_start(*, slug: str, title: str, language: str = DEFAULT_LANGUAGE, user
         raise DraftError("title: Give the study a title.")
     if "\x00" in title or len(title) > 200:
         raise DraftError("title: At most 200 characters, and no NUL character.")
+    try:
+        visible_title_check(title)
+    except ValidationError as exc:
+        raise DraftError(f"title: {' '.join(exc.messages)}") from None
     if not language_known(language):
         raise DraftError(f"language: Unknown language code `{language}`.")
     return StudyDraft.objects.create(

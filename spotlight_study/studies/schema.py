@@ -26,6 +26,7 @@ from .schema_codebook import CodebookSerializer, codebook_file_errors
 from .schema_provenance import ProvenanceSerializer, provenance_errors
 from .schema_survey import SurveyItemSerializer  # noqa: F401 (re-exported: items with types)
 from .pages import PagesField
+from .visible_text import visible_title_check
 
 LIKERT_POINTS = 5
 
@@ -205,7 +206,7 @@ class StudyFileSerializer(serializers.Serializer):
     """The whole study file."""
 
     slug = serializers.SlugField(max_length=80)
-    title = serializers.CharField(max_length=200)
+    title = serializers.CharField(max_length=200, validators=[visible_title_check])
     status = serializers.ChoiceField(choices=Study.Status.values, default=Study.Status.DRAFT)
     # The participant pages' language (studies/languages.py): a code Django knows, e.g. de.
     language = serializers.CharField(max_length=12, required=False, default=DEFAULT_LANGUAGE)
