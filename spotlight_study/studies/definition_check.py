@@ -38,6 +38,20 @@ def stored_definition_problems(study: Study) -> dict[str, list[str]]:
     return problems
 
 
+#: Paths of the study file whose problems never close a study's participant pages: the title is
+#: shown only as text (escaped, in the page's ``<title>``), so a stored title the import would
+#: refuse today (one of only invisible characters, refused since that rule came in) is listed
+#: for the researcher and stops the launch check, but a study already running keeps its
+#: participants instead of answering them 503.
+NOT_BLOCKING_PARTICIPANTS = frozenset({"title"})
+
+
+def participant_blocking(problems: dict[str, list[str]]) -> dict[str, list[str]]:
+    """The problems of :func:`stored_definition_problems` that close the participant pages:
+    all but those at :data:`NOT_BLOCKING_PARTICIPANTS`. Same shape as its argument."""
+    return {path: messages for path, messages in problems.items() if path not in NOT_BLOCKING_PARTICIPANTS}
+
+
 def _non_text(field: serializers.Field, value: Any, path: str) -> dict[str, str]:
     """Values stored where the schema reads text but that are not text, by path.
 

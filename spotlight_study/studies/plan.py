@@ -24,7 +24,7 @@ from typing import Any
 
 from spotlight_study.compiled_sql import SENTINEL_STR, PreparedQuery
 
-from .definition_check import problem_lines, stored_definition_problems
+from .definition_check import participant_blocking, problem_lines, stored_definition_problems
 from .design import Cell, build_cells
 from .errors import StudyUnavailable
 from .languages import pattern_label
@@ -248,7 +248,7 @@ def study_plan(*, study_id: int, version: int) -> StudyPlan:
     study = studies_with_settings().get(pk=study_id)
     # The definition is checked as an import would check it, once per version and process
     # (about 10 ms for the reference study, no query: the settings are prefetched).
-    problems = tuple(problem_lines(stored_definition_problems(study)))
+    problems = tuple(problem_lines(participant_blocking(stored_definition_problems(study))))
     try:
         plan = plan_compile(study)
     except (TypeError, ValueError, KeyError, AttributeError) as exc:

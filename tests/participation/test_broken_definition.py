@@ -98,7 +98,8 @@ CORRUPTIONS = [
     ("consent empty", lambda s: _study(s, consent_text=""), "consent_text"),
     ("instructions empty", lambda s: _study(s, instructions_text=""), "instructions_text"),
     ("task prompt empty", lambda s: _study(s, task_prompt=""), "task_prompt"),
-    ("title empty", lambda s: _study(s, title=""), "title"),
+    # (A study's title is only text on the participant pages: a broken one is a no-go but keeps
+    # the pages open, tests/studies/test_visible_title.py.)
     ("example answer empty", lambda s: _study(s, example_answer=""), "example_answer"),
     # completion codes
     ("completion code empty", lambda s: _study(s, completion_code=""), "completion_codes.completed"),

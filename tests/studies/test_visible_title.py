@@ -1,7 +1,8 @@
 """A study title with no visible character (only U+200B, U+FEFF, U+2060 and such, with or
 without spaces) is refused by every way a title is set: the study file (the import service,
 ``import_study``, the REST API), the builder's new-study form, its texts section and Publish;
-the admin cannot set a title at all. Each refusal names the field and changes nothing."""
+the admin cannot set a title at all. Each refusal names the field and changes nothing. A study
+stored with such a title before the rule keeps its participant pages (the title is only text)."""
 from __future__ import annotations
 
 import pytest
@@ -12,13 +13,17 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from spotlight_study.researcher.launch import NO_GO, launch_check
+from spotlight_study.studies.definition_check import stored_definition_problems
 from spotlight_study.studies.errors import StudyFileError
 from spotlight_study.studies.export import study_file_data
 from spotlight_study.studies.models import Study, StudyDraft
+from spotlight_study.studies.plan import study_definition_changed
+from spotlight_study.studies.selectors import study_get_with_settings
 from spotlight_study.studies.services import study_import
 from spotlight_study.studies.visible_text import is_invisible, visible_title_check
 
-from ..conftest import make_staff
+from ..conftest import Walker, make_staff
 from ..researcher.builder_input import texts_section
 from .test_freeze import _form
 
@@ -133,3 +138,20 @@ def test_the_admin_cannot_set_a_title(client, demo_study):
     response = client.post(url, {**fields, "title": INVISIBLE_TITLES["zero width space"]})
     assert response.status_code == 302
     assert Study.objects.get(pk=demo_study.pk).title == demo_study.title
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("title", ["\u200b", ""], ids=["invisible", "empty"])
+def test_a_stored_study_with_such_a_title_keeps_its_participants(demo_study, client, title):
+    """A title stored before the rule (written here by ``update()``, as an empty one could be by a
+    shell) is listed for the researcher and stops the launch check, but the participant pages go
+    on: the title is only text, and a running study must not turn its participants away."""
+    Study.objects.filter(pk=demo_study.pk).update(title=title)
+    study_definition_changed(study_id=demo_study.pk)
+    assert "title" in stored_definition_problems(study_get_with_settings(slug=demo_study.slug))
+    report = launch_check(study=study_get_with_settings(slug=demo_study.slug), check_url=False)
+    assert "Study definition: title" in {item.check for item in report.items if item.status == NO_GO}
+    walker = Walker(client, demo_study.slug)
+    assert walker.enter().status_code == 302
+    page = walker.page()
+    assert page.status_code == 200 and 'name="token"' in page.content.decode()
