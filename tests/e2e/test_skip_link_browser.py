@@ -67,3 +67,19 @@ def test_tab_reaches_the_skip_link_first_and_enter_moves_the_focus_to_the_conten
     axe.check_widths(page, "annotator: home, skip link followed")
     close_context(page.context)
     axe.assert_none_blocking()
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_the_navigation_lines_up_with_the_content(browser, live_server, live_demo_study, width):
+    """The header before ``<main>`` keeps main's sides: on a phone (where main's padding is 1rem)
+    the navigation started 8 px further in than the page's text, as the header's desktop padding
+    came after the phone rule in study.css."""
+    User.objects.create_user(username=f"align-{width}", password=PASSWORD, is_staff=True)
+    page = log_in(browser, live_server.url, f"align-{width}", PASSWORD)
+    page.set_viewport_size({"width": width, "height": 844})
+    page.goto(f"{live_server.url}/researcher/")
+    page.wait_for_load_state("load")
+    nav_left = page.locator(".site-nav").bounding_box()["x"]
+    content_left = page.locator("main h1").first.bounding_box()["x"]
+    assert abs(nav_left - content_left) < 1, (width, nav_left, content_left)
+    close_context(page.context)
