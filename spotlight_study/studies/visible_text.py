@@ -7,6 +7,12 @@ with a blank title on the researcher pages and as the participant pages' ``<titl
 validation (:class:`.schema.StudyFileSerializer`: ``import_study``, the REST API, the builder's
 sections and its Publish, the admin's edit check) and the builder's new-study form
 (:func:`.drafts.draft_start`).
+
+A character is visible when its Unicode general category is a letter, number, punctuation or
+symbol (L, N, P, S) and it is not one of the few of those that draw an empty glyph
+(:data:`BLANK_GLYPHS`). Separators (Z: spaces), "other" characters (C: controls, format
+characters, unassigned and private-use code points) and marks (M: combining marks and
+variation selectors, which draw nothing without a character before them) are not.
 """
 from __future__ import annotations
 
@@ -15,13 +21,21 @@ import unicodedata
 from django.core.exceptions import ValidationError
 
 
+#: Letters and symbols whose glyph is empty by design (Unicode's fillers and the blank braille
+#: pattern): a title of them shows nothing, whatever their category says.
+BLANK_GLYPHS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+
+
 def is_invisible(ch: str) -> bool:
-    """True for a character that draws nothing on its own: whitespace (``str.isspace``) or a
-    Unicode format character (category ``Cf``: U+200B, U+200E, U+FEFF, U+2060, U+00AD, ...).
+    """True for a character that draws nothing on its own: any character outside the categories
+    L, N, P and S (whitespace, controls such as U+0001, format characters such as U+200B and
+    U+FEFF, combining marks and variation selectors such as U+034F and U+FE0F, unassigned code
+    points), and the blank glyphs of :data:`BLANK_GLYPHS` (U+3164 HANGUL FILLER, U+2800 BRAILLE
+    PATTERN BLANK, ...).
 
     ``ch`` is one character (a ``str`` of length 1).
     """
-    return ch.isspace() or unicodedata.category(ch) == "Cf"
+    return unicodedata.category(ch)[0] not in "LNPS" or ch in BLANK_GLYPHS
 
 
 def _described(text: str) -> str:

@@ -49,6 +49,24 @@ def test_the_rule_counts_whitespace_and_format_characters_as_invisible():
     """Whitespace and category Cf are invisible; letters, marks of other scripts and emoji are not."""
     assert all(is_invisible(ch) for ch in " \t\n\u00a0\u3000\u200b\u200e\u200f\ufeff\u2060\u00ad")
     assert not any(is_invisible(ch) for ch in "aZ9.é研ع\U0001F642")
+
+
+#: Characters a try-out found accepted by the first version of the rule (whitespace and Cf only):
+#: each made a study whose title and list link showed nothing.
+DRAWING_NOTHING = {
+    "variation selector": "\ufe0f", "combining grapheme joiner": "\u034f", "hangul filler": "\u3164",
+    "braille blank": "\u2800", "control character": "\x01", "halfwidth hangul filler": "\uffa0",
+    "combining acute alone": "\u0301", "unassigned": "\U000e0080",
+}
+
+
+@pytest.mark.parametrize("ch", DRAWING_NOTHING.values(), ids=DRAWING_NOTHING.keys())
+def test_marks_controls_fillers_and_blank_glyphs_are_invisible_too(ch):
+    assert is_invisible(ch)
+    with pytest.raises(ValidationError):
+        visible_title_check(f" {ch}\u200b{ch} ")
+    # Beside a visible character they are allowed: an emoji's variation selector, an accent.
+    visible_title_check(f"A{ch}")
     for title in VISIBLE_TITLES:
         visible_title_check(title)
     with pytest.raises(ValidationError) as refused:
