@@ -157,3 +157,27 @@ def test_staff_tables_are_reachable_on_a_phone(browser, live_server, live_demo_s
     close_context(page.context)
     assert tables >= 25  # the data above filled the tables that can grow wide
     assert found == {}, "\n".join(f"{name}: {'; '.join(problems)}" for name, problems in found.items())
+
+
+def test_long_words_and_long_choices_keep_staff_pages_phone_wide(browser, live_server, live_demo_study):
+    """A title of 120 letters without a space (a draft's link on the study list, its builder
+    heading) and a stimulus set with a long title (the builder's "take both groups from a set"
+    choice) made staff pages 617-1,796 px wide at 390 px (found by a try-out): a long word now
+    breaks, and a choice is never wider than its column."""
+    from spotlight_study.studies.drafts import draft_start
+
+    user = make_staff("narrow-words", is_superuser=True)
+    draft_start(slug="long-word", title="Q" * 120, user=user)
+    stimulus_set_import(
+        title="Farming Kansas vs Kenya, a rather long title for a set of generated texts to choose",
+        groups=ImportedGroups(["Wheat grows well."] * 3, ["Maize grows well."] * 3),
+    )
+    page = log_in(browser, live_server.url, "narrow-words", "pw-for-tests-only")
+    page.set_viewport_size(PHONE)
+    widths = {}
+    for path in ("/researcher/", "/researcher/long-word/edit/", "/researcher/long-word/edit/training/",
+                 f"/researcher/{live_demo_study.slug}/"):
+        page.goto(live_server.url + path)
+        widths[path] = page.evaluate("() => document.documentElement.scrollWidth")
+    close_context(page.context)
+    assert all(width <= PHONE["width"] for width in widths.values()), widths
