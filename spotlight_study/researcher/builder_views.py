@@ -84,20 +84,24 @@ def _version(request: HttpRequest) -> int | None:
 def builder_new(request: HttpRequest) -> HttpResponse:
     """Start a study: its slug, title and language; then the builder's sections."""
     values = {"slug": "", "title": "", "language": "en"}
-    error = ""
+    error, error_field = "", ""
     if request.method == "POST":
         values = {k: request.POST.get(k, "").strip() for k in values}
         try:
             draft = draft_start(user=request.user, **values)
         except DraftError as exc:
             error = str(exc)
+            # draft_start names the field first ("title: ..."): the message goes next to that
+            # field, which a screen reader then reads with it (aria-describedby).
+            field, sep, _rest = error.partition(": ")
+            error_field = field if sep and field in values else ""
         else:
             messages.success(request, f"Draft '{draft.slug}' started. Fill in each section; every save is kept.")
             return redirect(_edit_url(draft.slug))
     return render(
         request,
         "researcher/builder/new.html",
-        {"values": values, "error": error, "languages": SHIPPED_LANGUAGES},
+        {"values": values, "error": error, "error_field": error_field, "languages": SHIPPED_LANGUAGES},
         status=400 if error else 200,
     )
 

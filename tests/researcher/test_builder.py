@@ -4,6 +4,7 @@ as ``export_study``'s file; refusals (a stale version, bad input, a frozen study
 from __future__ import annotations
 
 import copy
+import re
 from pathlib import Path
 
 import pytest
@@ -219,6 +220,24 @@ def test_new_refuses_bad_slugs(staff_client, slug, expected):
     response = staff_client.post(reverse("researcher:builder_new"), {"slug": slug, "title": "T", "language": "en"})
     assert response.status_code == 400 and expected in response.content.decode()
     assert not StudyDraft.objects.exists()
+
+
+@pytest.mark.parametrize("values,field", [
+    ({"slug": "Not a slug!", "title": "T", "language": "en"}, "slug"),
+    ({"slug": "fine-slug", "title": "\u200b", "language": "en"}, "title"),
+    ({"slug": "fine-slug", "title": "T", "language": "zz-nowhere"}, "language"),
+])
+def test_new_puts_the_message_at_the_field_it_is_about(staff_client, values, field):
+    """The refusal is shown next to its field, which is marked invalid and described by it (a
+    title's message was attached to the slug field, found by a try-out); the others are not."""
+    html = staff_client.post(reverse("researcher:builder_new"), values).content.decode()
+    inputs = dict(re.findall(r'<input id="id_(\w+)"([^>]*)>', html))
+    assert 'aria-invalid="true"' in inputs[field] and "new-error" in inputs[field]
+    for other in {"slug", "title", "language"} - {field}:
+        assert "aria-invalid" not in inputs[other] and "new-error" not in inputs[other], other
+    assert html.count('id="new-error"') == 1
+    message = re.search(r'id="new-error">([^<]*)<', html).group(1)
+    assert message.startswith(f"{field}: ")
 
 
 def test_new_refuses_a_taken_slug(staff_client, demo_study):
