@@ -529,5 +529,9 @@ def attach_problems(problems: dict[str, list[str]], forms_and_paths: list[tuple[
                 if problem_path == path or problem_path.startswith((f"{path}.", f"{path}[")):
                     for message in left.pop(problem_path):
                         text = message if problem_path == path else f"{problem_path}: {message}"
-                        form.errors.setdefault(name, form.error_class()).append(text)
+                        # With the field's id, as Django's own errors have: the list gets
+                        # id=<field>_error, which the field's aria-describedby names.
+                        form.errors.setdefault(
+                            name, form.error_class(renderer=form.renderer, field_id=form[name].auto_id)
+                        ).append(text)
     return left

@@ -5,6 +5,8 @@ the admin cannot set a title at all. Each refusal names the field and changes no
 stored with such a title before the rule keeps its participant pages (the title is only text)."""
 from __future__ import annotations
 
+import re
+
 import pytest
 import yaml
 from django.core.exceptions import ValidationError
@@ -139,6 +141,11 @@ def test_the_builder_shows_it_at_the_title_and_publish_refuses_it(staff_client, 
     page = staff_client.get(section).content.decode()
     field_div = page.split('id="id_title"')[0].rsplit("<div", 1)[1]
     assert "The title has no visible character" in field_div
+    # The field names its message and the message carries that id, so a screen reader reads it
+    # with the field (the list had no id: found by a try-out).
+    title_input = re.search(r'<input[^>]*id="id_title"[^>]*>', page).group(0)
+    assert 'aria-describedby="id_title_error"' in title_input and 'aria-invalid="true"' in title_input
+    assert re.search(r'<ul class="errorlist" id="id_title_error">\s*<li>The title has no visible', page)
     draft = StudyDraft.objects.get(slug=slug)
     response = staff_client.post(reverse("researcher:builder_publish", kwargs={"slug": slug}),
                                  {"version": draft.version}, follow=True)
