@@ -186,3 +186,20 @@ def test_overview_without_agreement_has_the_same_progress(labeled_study):
     progress = researcher_overview(study=labeled_study, with_agreement=False)
     assert set(full) - set(progress) == {"agreement", "kappa_matrices"}
     assert progress == {k: v for k, v in full.items() if k in progress}
+
+
+def test_overview_says_why_there_is_no_kappa_when_annotators_share_no_item(demo_study, answered):
+    """Two annotators who labeled different answers have no pair to compare: the pairwise
+    section says so, not "No labels yet." (found by a try-out, with labels on the page above)."""
+    items_sync(study=demo_study)
+    items = list(Item.objects.filter(study=demo_study).order_by("pk"))
+    lines = ["item,annotator,identified,surface_difference,no_difference,exclusion"]
+    lines += [f"{it.public_id},ann1,1,0,0,none" for it in items[:3]]
+    lines += [f"{it.public_id},ann2,0,0,0,none" for it in items[3:]]
+    labels_import(study=demo_study, text="\n".join(lines) + "\n")
+    client = Client()
+    client.force_login(make_user("res", "researchers", staff=True))
+    html = client.get(f"/annotate/{demo_study.slug}/overview/").content.decode()
+    pairwise = html[html.index("Pairwise agreement (Cohen's kappa)</h2>"):html.index('id="machine-coder"')]
+    assert "No labels yet." not in pairwise
+    assert "No two annotators have labeled the same answer yet." in pairwise
