@@ -16,12 +16,12 @@ from pathlib import Path
 import pandas as pd
 from sklearn.metrics import cohen_kappa_score
 
-from .document import Bullets, Data, Heading, Para, Table, fmt_num, fmt_p, fmt_pct, to_html, to_markdown
+from .document import Bullets, Data, Heading, Para, Table, fmt_ci, fmt_num, fmt_p, fmt_pct, to_html, to_markdown
 from .measures import MEASURES, SOURCES, outcome_test_of
 from .stats import agreement as agr
 from .stats.multicomp import holm_correction
 from .stats.nominal import TEST_WORDS, nominal_test
-from .stats.proportion import compare_proportions
+from .stats.proportion import compare_proportions, wilson_ci
 from .stats.rank import mann_whitney
 
 #: The baseline condition every treatment is compared with, as in the reference analysis.
@@ -127,7 +127,9 @@ def outcome_tests(responses: pd.DataFrame, codebook: Mapping, *, alpha: float = 
     dict
         ``{"field", "label", "type", "test", "source", "comparisons": [ {setting, treatment,
         n_baseline, n_treatment, ..., p, p_holm} ]}``: for the z-test the counts of success,
-        rates, z and p (one-tailed: larger with the treatment); for Mann-Whitney U ``u``, ``p``
+        rates, each rate's Wilson interval at level ``1 - alpha`` (``ci_treatment``,
+        ``ci_baseline``: ``[lo, hi]`` in [0, 1]), z and p (one-tailed: larger with the
+        treatment); for Mann-Whitney U ``u``, ``p``
         (one-tailed: greater with the treatment) and the rank-biserial correlation; for
         chi-square/Fisher the table, statistic and p (two-sided).
     """
@@ -148,6 +150,11 @@ def outcome_tests(responses: pd.DataFrame, codebook: Mapping, *, alpha: float = 
             entry = {"setting": setting, "treatment": treatment,
                      "n_baseline": int(base.size), "n_treatment": int(treated.size)}
             entry.update(_one_test(test, field, success, treated, base))
+            if test == "two_proportion_ztest":
+                # Each rate with its Wilson interval at the family's level, as the reference
+                # study's report gives them (stats.proportion.wilson_ci: statsmodels).
+                entry["ci_treatment"] = list(wilson_ci(entry["k_treatment"], entry["n_treatment"], alpha=alpha))
+                entry["ci_baseline"] = list(wilson_ci(entry["k_baseline"], entry["n_baseline"], alpha=alpha))
             comparisons.append(entry)
     tested = [c for c in comparisons if c["p"] == c["p"]]  # NaN: undefined, not in the family
     if tested:
@@ -155,8 +162,11 @@ def outcome_tests(responses: pd.DataFrame, codebook: Mapping, *, alpha: float = 
         for c, p in zip(tested, holm.p_adjusted):
             c["p_holm"] = float(p)
     source_keys = ("chi_square", "fisher_exact") if test == "chi_square_or_fisher" else (test,)
-    return {"field": key, "label": field["label"], "type": field["type"], "test": test,
-            "source": "; ".join(SOURCES[s] for s in source_keys), "comparisons": comparisons}
+    out = {"field": key, "label": field["label"], "type": field["type"], "test": test,
+           "source": "; ".join(SOURCES[s] for s in source_keys), "comparisons": comparisons}
+    if test == "two_proportion_ztest":
+        out["ci_level"] = 1 - alpha
+    return out
 
 
 def _is_success(field: Mapping, success: Mapping, value) -> bool:
@@ -301,17 +311,25 @@ _TEST_NAMES = {"two_proportion_ztest": "one-tailed two-proportion z-test",
                "chi_square_or_fisher": "chi-square, or Fisher's exact test for small counts"}
 
 
+def _interval(ci) -> str:
+    """`` (31.2% to 59.5%)`` (:func:`.document.fmt_ci`), or "" for an older results.json without one."""
+    return f" ({fmt_ci(ci)})" if ci else ""
+
+
 def report_blocks(results: Mapping) -> list:
     """The report's codebook sections as :mod:`analysis.document` blocks."""
     o = results["outcome"]
     blocks: list = [Heading(2, "Outcome"), Para("The outcome is ", Data(o["label"]), f" ({o['type']}), "
-                    f"tested with {_TEST_NAMES[o['test']]}. Source: {o['source']}.")]
+                    f"tested with {_TEST_NAMES[o['test']]}. Source: {o['source']}."
+                    + (f" Each rate is followed by its {100 * o['ci_level']:.0f}% Wilson score interval "
+                       "(statsmodels' proportion_confint)." if "ci_level" in o else ""))]
     rows = []
     for c in o["comparisons"]:
         if o["test"] == "mann_whitney":
             detail = f"U={fmt_num(c['u'])}, medians {fmt_num(c['median_treatment'])} vs {fmt_num(c['median_baseline'])}, r={fmt_num(c['rbc'])}"
         elif o["test"] == "two_proportion_ztest":
-            detail = f"{fmt_pct(c['rate_treatment'])} vs {fmt_pct(c['rate_baseline'])}, z={fmt_num(c['z'])}"
+            detail = (f"{fmt_pct(c['rate_treatment'])}{_interval(c.get('ci_treatment'))} vs "
+                      f"{fmt_pct(c['rate_baseline'])}{_interval(c.get('ci_baseline'))}, z={fmt_num(c['z'])}")
         else:
             detail = f"{TEST_WORDS.get(c.get('test_used'), 'undefined')}, statistic={fmt_num(c.get('statistic'))}"
         rows.append([Data(c["setting"]), Data(c["treatment"]), f"{c['n_treatment']} / {c['n_baseline']}",

@@ -116,3 +116,33 @@ def test_multi_choice_summary_and_report_use_the_researchers_words():
     text = to_markdown(report_blocks(codebook_results(data, CODEBOOK, agreement)), {}, ".")
     assert "Unterschied erkannt" in text and "Weitere Unterschiede" in text
     assert "Mann-Whitney U" in text and "Länge" in text
+
+
+def test_the_z_test_reports_each_rate_with_its_wilson_interval():
+    """Each rate of a z-test comparison comes with statsmodels' Wilson score interval at the
+    family's level, in results and in the report (before, the codebook report gave bare rates)."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    data = _responses()
+    book = {**CODEBOOK, "success": {"nein": "failure", "teilweise": "failure", "ja": "success"}}
+    outcome = outcome_tests(data, book, alpha=0.1)
+    assert outcome["ci_level"] == pytest.approx(0.9)
+    for c in outcome["comparisons"]:
+        for arm in ("treatment", "baseline"):
+            expected = proportion_confint(c[f"k_{arm}"], c[f"n_{arm}"], alpha=0.1, method="wilson")
+            assert c[f"ci_{arm}"] == pytest.approx(list(expected), abs=1e-12)
+            assert c[f"ci_{arm}"][0] <= c[f"rate_{arm}"] <= c[f"ci_{arm}"][1]
+    agreement = [field_agreement(ERKANNT, [["ja", "nein"], ["ja", "teilweise"]])]
+    text = to_markdown(report_blocks(codebook_results(data, book, agreement, alpha=0.1)), {}, ".")
+    assert "90% Wilson score interval" in text
+    first = outcome["comparisons"][0]
+    assert f"({100 * first['ci_treatment'][0]:.1f}% to {100 * first['ci_treatment'][1]:.1f}%)" in text
+
+
+def test_the_wilson_interval_is_newcombes():
+    """Newcombe (1998), Statistics in Medicine 17:857-872, Table I: 81 of 263 gives the Wilson
+    score interval 0.2553 to 0.3662."""
+    from analysis.stats.proportion import wilson_ci
+
+    lo, hi = wilson_ci(81, 263)
+    assert (round(lo, 4), round(hi, 4)) == (0.2553, 0.3662)
