@@ -39,8 +39,9 @@ def is_invisible(ch: str) -> bool:
 
 
 def _described(text: str) -> str:
-    """``text``'s invisible characters for a message: each format character once, by code
-    point and name, in order of appearance, then "spaces" if it has whitespace."""
+    """``text``'s invisible characters for a message: each one other than whitespace once, by
+    code point and Unicode name ("unnamed" for a control character), in order of appearance,
+    then "spaces" if it has whitespace."""
     seen: list[str] = []
     for ch in text:
         if not ch.isspace() and ch not in seen:
