@@ -15,9 +15,12 @@ Each participant follows the pages' forms as a browser does: this project's flow
 original's by :func:`walk_original` (its start link, every form with its hidden fields, the
 textareas filled, the first choice of each radio group, 302/303 followed with GET and 307 with
 the same POST). CPU is read from each server's own process tree (``bench.cpu.web_server_cpu``:
-the uWSGI master and its workers); on SQLite both databases run inside their workers. The
-machine's load average (``/proc/loadavg``) is printed with each round, since a shared machine
-drifts.
+the uWSGI master and its workers); on SQLite both databases run inside their workers. Each
+driver is one process (the original's is this one, this project's ``bench.driver`` child), so
+that neither server shares the machine's CPUs with more driver processes than the other: with
+two driver processes for this project and one for the original (until 2026-12-07) the ratio
+read higher (docs/benchmarks.md). The machine's load average (``/proc/loadavg``) is printed
+with each round, since a shared machine drifts.
 
 Empty the original's database before each run (its ``flask --app userstudy init-db``): its
 arrival counts the finished participants with scans of its whole table, so its cost per flow
@@ -133,7 +136,7 @@ def main() -> int:
                 c0 = web_server_cpu([server.proc.pid])
                 t0 = time.monotonic()
                 load = run_load(base_urls=[server.base_url], slug=slug, completion_code=code, n=args.n,
-                                concurrency=args.concurrency, processes=2, timeout=args.timeout,
+                                concurrency=args.concurrency, processes=1, timeout=args.timeout,  # as the original's
                                 drafts_per_task=0)
                 cpu = web_server_cpu([server.proc.pid]) - c0
                 wall = time.monotonic() - t0

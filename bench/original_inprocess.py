@@ -17,6 +17,10 @@ would; the participant is ``bench.original_flow.participant`` (start link, forms
 The original prints debugging lines on every arrival; they go to this process's standard
 output, as they go to uWSGI's log when it is served, so send them to /dev/null. The figures are
 printed on standard error.
+
+``--idle-us N`` sleeps N µs before each request, outside the measured CPU, as
+``bench/profile_wsgi.py --idle-us`` does for this project (docs/benchmarks.md: on a virtual
+machine a request after an idle gap costs more CPU).
 """
 from __future__ import annotations
 
@@ -36,6 +40,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--flows", type=int, default=300)
     ap.add_argument("--warmup", type=int, default=20)
+    ap.add_argument("--idle-us", type=float, default=0.0, help="sleep this many µs before each request (default 0)")
     ap.add_argument("--app-dir", default=".", help="the directory holding the original's package `userstudy`")
     args = ap.parse_args()
     sys.path.insert(0, os.path.abspath(args.app_dir))
@@ -64,6 +69,8 @@ def main() -> int:
             captured["status"] = int(status.split()[0])
             captured["location"] = dict(headers).get("Location", "")
 
+        if args.idle_us > 0:
+            time.sleep(args.idle_us / 1e6)
         c0 = time.process_time()
         chunks = app(environ, start_response)
         out = b"".join(chunks)
@@ -92,7 +99,8 @@ def main() -> int:
     total = (time.process_time() - c0) / args.flows * 1000
     print(f"original in process: {args.flows} flows; per flow {total:.2f} ms CPU of this process (driver included), "
           f"of which the WSGI application {app_cpu[0] / args.flows * 1000:.2f} ms; "
-          f"{app_cpu[1] / args.flows:.1f} requests per flow", file=sys.stderr)
+          f"{app_cpu[1] / args.flows:.1f} requests per flow"
+          + (f"; idle {args.idle_us:g} µs before each request" if args.idle_us > 0 else ""), file=sys.stderr)
     return 0
 
 

@@ -13,6 +13,13 @@ cProfile of more flows.
 ``--prefill N`` runs N flows first, so that the figures are those of a study of N participants
 (compare two sizes to find what grows with the study).
 
+``--idle-us N`` sleeps N µs before each request (outside the measured CPU), as a served worker
+waits between requests or for SQLite's write lock: on a virtual machine the CPU a request costs
+grows with the idle time before it (cold caches), so compare the figure at 0 and at a few
+hundred µs (docs/benchmarks.md). On SQLite the script also prints the CPU spent inside write
+transactions (``BEGIN IMMEDIATE`` to the commit or rollback): the time the database's one
+write lock is held, during which a second worker's write waits.
+
 PostgreSQL uses (drops and re-creates) ``spotlight_bench_wsgi``; SQLite a temporary file.
 """
 from __future__ import annotations
@@ -42,6 +49,8 @@ _RNG = random.Random(11)  # the survey's choices; any seed will do
 #: (building the environ and reading the cookies excluded): the figure that
 #: bench/original_inprocess.py prints for the original app.
 APP_CPU = [0.0]
+#: Seconds slept before each request (``--idle-us``), outside APP_CPU.
+IDLE_S = [0.0]
 
 
 def _configure(database: str) -> None:
@@ -87,6 +96,8 @@ class Browser:
             captured["status"] = int(status.split()[0])
             captured["headers"] = headers
 
+        if IDLE_S[0]:
+            time.sleep(IDLE_S[0])
         c0 = time.process_time()
         chunks = self.app(environ, start_response)
         body = b"".join(chunks)
@@ -144,6 +155,47 @@ def _backend_cpu(connection) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+class WriteTransactionTimer:
+    """CPU seconds of this process between each transaction's ``BEGIN`` and its commit or
+    rollback on ``connection`` (Django's SQLite backend opens a transaction with
+    ``_start_transaction_under_autocommit``: ``BEGIN IMMEDIATE`` here, which takes the write
+    lock). Installed on the connection object only, for the measurement; :meth:`remove` takes it
+    off. A savepoint inside a transaction is not a transaction of its own."""
+
+    _METHODS = ("_start_transaction_under_autocommit", "_commit", "_rollback")
+
+    def __init__(self, connection):
+        self.connection = connection
+        self.seconds = 0.0
+        self.transactions = 0
+        self._since: float | None = None
+        start, commit, rollback = (connection._start_transaction_under_autocommit,
+                                   connection._commit, connection._rollback)
+
+        def timed_start():
+            self._since = time.process_time()
+            return start()
+
+        def ended(method):
+            def wrapper():
+                try:
+                    return method()
+                finally:
+                    if self._since is not None:
+                        self.seconds += time.process_time() - self._since
+                        self.transactions += 1
+                        self._since = None
+            return wrapper
+
+        connection._start_transaction_under_autocommit = timed_start
+        connection._commit, connection._rollback = ended(commit), ended(rollback)
+
+    def remove(self) -> None:
+        """Give the connection back its own methods."""
+        for name in self._METHODS:
+            delattr(self.connection, name)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--database", choices=["sqlite", "postgres"], default="sqlite")
@@ -151,9 +203,14 @@ def main() -> None:
     ap.add_argument("--profile", type=int, default=0, help="flows under cProfile (0: none)")
     ap.add_argument("--prefill", type=int, default=0,
                     help="flows run before the measurement, not counted: the study's size when it is measured")
+    ap.add_argument("--idle-us", type=float, default=0.0,
+                    help="sleep this many µs before each request, outside the measured CPU (default 0)")
     ap.add_argument("--top", type=int, default=40)
     ap.add_argument("--callers", metavar="PATTERN", help="also print the callers of the functions matching PATTERN (a pstats regex)")
     args = ap.parse_args()
+    if args.idle_us < 0:
+        ap.error("--idle-us must be >= 0")
+    IDLE_S[0] = args.idle_us / 1e6
     _configure(args.database)
     import django
 
@@ -173,6 +230,7 @@ def main() -> None:
     for _ in range(5 + args.prefill):
         one_flow(application)
     record = defaultdict(list)
+    writes = WriteTransactionTimer(connection) if args.database == "sqlite" else None
     db0 = _backend_cpu(connection) if args.database == "postgres" else 0.0
     c0, app0 = time.process_time(), APP_CPU[0]
     for _ in range(args.flows):
@@ -182,7 +240,12 @@ def main() -> None:
     db = (_backend_cpu(connection) - db0) / args.flows * 1000 if args.database == "postgres" else 0.0
     print(f"{args.database}: {args.flows} flows; per flow {cpu:.1f} ms CPU of this process "
           f"(driver included), of which the WSGI application {app_cpu:.2f} ms"
-          + (f" + {db:.1f} ms of the PostgreSQL backend" if db else ""))
+          + (f" + {db:.1f} ms of the PostgreSQL backend" if db else "")
+          + (f"; idle {args.idle_us:g} µs before each request" if args.idle_us else ""))
+    if writes is not None:
+        held = writes.seconds / args.flows * 1000
+        print(f"  inside write transactions (SQLite's write lock held): {held:.2f} ms per flow "
+              f"({held / app_cpu:.0%} of the application), {writes.transactions / args.flows:.1f} per flow")
     for label, times in sorted(record.items()):
         if not times:
             continue
