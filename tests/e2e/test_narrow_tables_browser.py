@@ -13,6 +13,7 @@ import pytest
 from django.contrib.auth.models import Group, User
 from django.test import Client
 
+from spotlight_study.annotation.selectors import adjudication_queue
 from spotlight_study.annotation.services.labels import LabelInput, label_save
 from spotlight_study.annotation.services.pilot_round import pilot_round_set
 from spotlight_study.annotation.services.queue import assignment_next, items_sync
@@ -181,3 +182,36 @@ def test_long_words_and_long_choices_keep_staff_pages_phone_wide(browser, live_s
         widths[path] = page.evaluate("() => document.documentElement.scrollWidth")
     close_context(page.context)
     assert all(width <= PHONE["width"] for width in widths.values()), widths
+
+
+def test_competing_labels_are_reachable_on_a_phone(browser, live_server, live_demo_study):
+    """The adjudication page of an answer labeled by four annotators, each with a long note and
+    several tags, at 390 px: every cell of the competing labels can be reached (a column per
+    label) and the page is no wider than the phone."""
+    study = live_demo_study
+    study.annotators_per_item = 4
+    study.save(update_fields=["annotators_per_item"])
+    Walker(Client(), study.slug).complete()
+    annotators = Group.objects.get_or_create(name="annotators")[0]
+    for n in range(4):  # every answer gets four labels that disagree
+        annotator = User.objects.create_user(username=f"competing-annotator-{n}")
+        annotator.groups.add(annotators)
+        while (item := assignment_next(study=study, annotator=annotator)) is not None:
+            label_save(study=study, annotator=annotator, public_id=item.public_id, label=LabelInput(
+                identified=n % 2 == 0, surface_difference=n % 2 == 1, no_difference=False,
+                exclusion="other",
+                exclusion_note=f"Annotator {n} thinks the answer restates the prompt without "
+                               "naming either group of texts at all.",
+                new_tags=[f"restates prompt {n}", f"vague wording {n}", f"mentions pronouns {n}"]))
+    researcher = make_staff("competing-researcher", is_superuser=True)
+    item_id = adjudication_queue(study=study, adjudicator=researcher)[0]
+    page = log_in(browser, live_server.url, "competing-researcher", "pw-for-tests-only")
+    page.set_viewport_size(PHONE)
+    page.goto(f"{live_server.url}/annotate/{study.slug}/adjudicate/{item_id}/")
+    assert page.locator("table.competing th").count() == 5  # Field, then labels A-D
+    result = page.evaluate(UNREACHABLE_CELLS)
+    close_context(page.context)
+    problems = result["problems"]
+    if result["scrollWidth"] > result["clientWidth"]:
+        problems.append(f"the page is {result['scrollWidth']} px wide")
+    assert problems == []
