@@ -90,11 +90,10 @@ def builder_new(request: HttpRequest) -> HttpResponse:
         try:
             draft = draft_start(user=request.user, **values)
         except DraftError as exc:
+            # The message goes next to the field it names, which a screen reader then reads
+            # with it (aria-describedby).
             error = str(exc)
-            # draft_start names the field first ("title: ..."): the message goes next to that
-            # field, which a screen reader then reads with it (aria-describedby).
-            field, sep, _rest = error.partition(": ")
-            error_field = field if sep and field in values else ""
+            error_field = next((f for f in exc.fields if f in values), "")
         else:
             messages.success(request, f"Draft '{draft.slug}' started. Fill in each section; every save is kept.")
             return redirect(_edit_url(draft.slug))

@@ -47,10 +47,20 @@ class DraftConflict(StudyError):
 
 class DraftError(StudyError):
     """A draft that cannot be started, published or copied as asked (message for the
-    researcher); nothing was changed."""
+    researcher); nothing was changed. ``field`` names the input the refusal is about (``slug``,
+    ``title`` or ``language``; none by default): the message then starts with it (``"title:
+    Give the study a title."``, as the API has always returned it) and ``fields`` maps it to the
+    message alone, as the API's error shape does for an invalid input
+    (:func:`spotlight_study.exceptions.error_body`)."""
 
     code = "draft_refused"
     http_status = 400
+
+    def __init__(self, message: str, *, field: str = ""):
+        if field:
+            super().__init__(f"{field}: {message}", fields={field: [message]})
+        else:
+            super().__init__(message)
 
 
 def draft_skeleton(*, slug: str, title: str, language: str) -> dict[str, Any]:
@@ -101,17 +111,17 @@ def draft_start(*, slug: str, title: str, language: str = DEFAULT_LANGUAGE, user
     slug, title, language = slug.strip(), title.strip(), (language or DEFAULT_LANGUAGE).strip().lower()
     problem = _slug_problem(slug)
     if problem:
-        raise DraftError(f"slug: {problem}")
+        raise DraftError(problem, field="slug")
     if not title:
-        raise DraftError("title: Give the study a title.")
+        raise DraftError("Give the study a title.", field="title")
     if "\x00" in title or len(title) > 200:
-        raise DraftError("title: At most 200 characters, and no NUL character.")
+        raise DraftError("At most 200 characters, and no NUL character.", field="title")
     try:
         visible_title_check(title)
     except ValidationError as exc:
-        raise DraftError(f"title: {' '.join(exc.messages)}") from None
+        raise DraftError(" ".join(exc.messages), field="title") from None
     if not language_known(language):
-        raise DraftError(f"language: Unknown language code `{language}`.")
+        raise DraftError(f"Unknown language code `{language}`.", field="language")
     return StudyDraft.objects.create(
         slug=slug,
         data=draft_skeleton(slug=slug, title=title, language=language),
@@ -263,7 +273,7 @@ def study_new_version(*, study: Study, new_slug: str | None = None, user=None) -
     slug = (new_slug or "").strip() or _free_slug(study.slug)
     problem = _slug_problem(slug)
     if problem:
-        raise DraftError(f"slug: {problem}")
+        raise DraftError(problem, field="slug")
     try:
         data = study_file_data(study)
     except ValueError as exc:

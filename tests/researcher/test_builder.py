@@ -11,7 +11,7 @@ import pytest
 import yaml
 from django.urls import reverse
 
-from spotlight_study.studies.drafts import draft_save, draft_start
+from spotlight_study.studies.drafts import DraftError, draft_save, draft_start
 from spotlight_study.studies.errors import StudyFileError
 from spotlight_study.studies.export import study_file_data
 from spotlight_study.studies.models import Study, StudyDraft
@@ -20,7 +20,7 @@ from spotlight_study.studies.schema import AnswerFlagsSerializer, parse_study_fi
 from spotlight_study.studies.services import study_import
 
 from ..codebooks import FULL_CODEBOOK
-from ..conftest import DEMO_FILE, new_id
+from ..conftest import DEMO_FILE, make_staff, new_id
 from .builder_input import builder_steps
 
 SLUG = "built-in-browser"
@@ -238,6 +238,21 @@ def test_new_puts_the_message_at_the_field_it_is_about(staff_client, values, fie
     assert html.count('id="new-error"') == 1
     message = re.search(r'id="new-error">([^<]*)<', html).group(1)
     assert message.startswith(f"{field}: ")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("values,field,message", [
+    ({"slug": "fine-slug", "title": "  ", "language": "en"}, "title", "Give the study a title."),
+    ({"slug": "fine-slug", "title": "T", "language": "zz-nowhere"}, "language", "Unknown language code `zz-nowhere`."),
+])
+def test_a_refusal_carries_its_field(values, field, message):
+    """draft_start's refusal names its input in ``fields`` (the message alone), and its message
+    still starts with the field's name, as the API returns it."""
+    with pytest.raises(DraftError) as refused:
+        draft_start(user=make_staff(), **values)
+    assert refused.value.fields == {field: [message]}
+    assert str(refused.value) == f"{field}: {message}"
+    assert not StudyDraft.objects.exists()
 
 
 def test_new_refuses_a_taken_slug(staff_client, demo_study):
