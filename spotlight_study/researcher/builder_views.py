@@ -84,24 +84,25 @@ def _version(request: HttpRequest) -> int | None:
 def builder_new(request: HttpRequest) -> HttpResponse:
     """Start a study: its slug, title and language; then the builder's sections."""
     values = {"slug": "", "title": "", "language": "en"}
-    error, error_field = "", ""
+    error, field_errors = "", {}
     if request.method == "POST":
         values = {k: request.POST.get(k, "").strip() for k in values}
         try:
             draft = draft_start(user=request.user, **values)
         except DraftError as exc:
-            # The message goes next to the field it names, which a screen reader then reads
-            # with it (aria-describedby).
-            error = str(exc)
-            error_field = next((f for f in exc.fields if f in values), "")
+            # Each message goes next to the field it is about, which a screen reader then reads
+            # with it (aria-describedby); a refusal about no field is shown above the form.
+            field_errors = {name: texts[0] for name, texts in exc.fields.items() if name in values}
+            error = "" if field_errors else str(exc)
         else:
             messages.success(request, f"Draft '{draft.slug}' started. Fill in each section; every save is kept.")
             return redirect(_edit_url(draft.slug))
     return render(
         request,
         "researcher/builder/new.html",
-        {"values": values, "error": error, "error_field": error_field, "languages": SHIPPED_LANGUAGES},
-        status=400 if error else 200,
+        {"values": values, "error": error, "field_errors": field_errors,
+         "first_invalid": next(iter(field_errors), ""), "languages": SHIPPED_LANGUAGES},
+        status=400 if error or field_errors else 200,
     )
 
 

@@ -47,18 +47,19 @@ class DraftConflict(StudyError):
 
 class DraftError(StudyError):
     """A draft that cannot be started, published or copied as asked (message for the
-    researcher); nothing was changed. ``field`` names the input the refusal is about (``slug``,
-    ``title`` or ``language``; none by default): the message then starts with it (``"title:
-    Give the study a title."``, as the API has always returned it) and ``fields`` maps it to the
-    message alone, as the API's error shape does for an invalid input
-    (:func:`spotlight_study.exceptions.error_body`)."""
+    researcher); nothing was changed. ``problems`` maps each input the refusal is about (``slug``,
+    ``title``, ``language``) to its message: ``fields`` then holds them as the error shape does
+    for invalid input (:func:`spotlight_study.exceptions.error_body`), and the message names
+    each, ``"title: Give the study a title."``, several joined by a space. A refusal about no
+    input has ``message`` only."""
 
     code = "draft_refused"
     http_status = 400
 
-    def __init__(self, message: str, *, field: str = ""):
-        if field:
-            super().__init__(f"{field}: {message}", fields={field: [message]})
+    def __init__(self, message: str = "", *, problems: dict[str, str] | None = None):
+        if problems:
+            message = " ".join(f"{name}: {text}" for name, text in problems.items())
+            super().__init__(message, fields={name: [text] for name, text in problems.items()})
         else:
             super().__init__(message)
 
@@ -89,11 +90,11 @@ def _slug_problem(slug: str) -> str | None:
     except serializers.ValidationError as exc:
         return " ".join(str(m) for m in exc.detail)
     if slug in BUILDER_RESERVED_SLUGS:
-        return f"`{slug}` is reserved for a page of the platform; choose another slug."
+        return f"“{slug}” is reserved for a page of the platform; choose another slug."
     if Study.objects.filter(slug=slug).exists():
-        return f"A study with the slug `{slug}` exists already; edit it, or choose another slug."
+        return f"A study with the slug “{slug}” exists already; edit it, or choose another slug."
     if StudyDraft.objects.filter(slug=slug).exists():
-        return f"A draft with the slug `{slug}` exists already; open it, or choose another slug."
+        return f"A draft with the slug “{slug}” exists already; open it, or choose another slug."
     return None
 
 
@@ -106,22 +107,28 @@ def draft_start(*, slug: str, title: str, language: str = DEFAULT_LANGUAGE, user
     DraftError
         For a slug that is not a slug, is reserved, or names a study or draft already; for an
         empty title or one with no visible character (:func:`.visible_text.visible_title_check`);
-        for a language code Django does not know. Nothing is created.
+        for a language code Django does not know; each problem in ``problems`` at once. Nothing
+        is created.
     """
     slug, title, language = slug.strip(), title.strip(), (language or DEFAULT_LANGUAGE).strip().lower()
+    # Every input is checked, so that one refusal names each problem.
+    problems = {}
     problem = _slug_problem(slug)
     if problem:
-        raise DraftError(problem, field="slug")
+        problems["slug"] = problem
     if not title:
-        raise DraftError("Give the study a title.", field="title")
-    if "\x00" in title or len(title) > 200:
-        raise DraftError("At most 200 characters, and no NUL character.", field="title")
-    try:
-        visible_title_check(title)
-    except ValidationError as exc:
-        raise DraftError(" ".join(exc.messages), field="title") from None
+        problems["title"] = "Give the study a title."
+    elif "\x00" in title or len(title) > 200:
+        problems["title"] = "At most 200 characters, and no NUL character."
+    else:
+        try:
+            visible_title_check(title)
+        except ValidationError as exc:
+            problems["title"] = " ".join(exc.messages)
     if not language_known(language):
-        raise DraftError(f"Unknown language code `{language}`.", field="language")
+        problems["language"] = f"Unknown language code “{language}”."
+    if problems:
+        raise DraftError(problems=problems)
     return StudyDraft.objects.create(
         slug=slug,
         data=draft_skeleton(slug=slug, title=title, language=language),
@@ -273,7 +280,7 @@ def study_new_version(*, study: Study, new_slug: str | None = None, user=None) -
     slug = (new_slug or "").strip() or _free_slug(study.slug)
     problem = _slug_problem(slug)
     if problem:
-        raise DraftError(problem, field="slug")
+        raise DraftError(problems={"slug": problem})
     try:
         data = study_file_data(study)
     except ValueError as exc:

@@ -120,11 +120,11 @@ def test_import_study_and_the_api_refuse_it_by_its_path(demo_data, tmp_path):
 
 @invisible
 def test_the_builder_new_study_form_refuses_it_and_starts_no_draft(staff_client, title):
-    """The new-study form answers 400 with ``title: <message>`` and makes no draft."""
+    """The new-study form answers 400 with the message at the title field and makes no draft."""
     response = staff_client.post(reverse("researcher:builder_new"),
                                  {"slug": "invisible", "title": title, "language": "en"})
     assert response.status_code == 400
-    assert "title: The title has no visible character" in response.content.decode()
+    assert 'id="id_title_error">The title has no visible character' in response.content.decode()
     assert not StudyDraft.objects.exists()
 
 
