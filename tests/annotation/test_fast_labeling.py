@@ -146,8 +146,8 @@ def test_save_from_an_older_page_warns_and_keeps_the_saved_label(
     html = stale.content.decode()
     assert stale.status_code == 409
     assert 'id="conflict"' in html and "Saved (save 1)" in html
-    assert re.search(r'<tr class="differs"><td>Target identified</td><td>yes</td><td>no</td>', html)
-    assert re.search(r'<tr class="differs"><td>Exclusion</td><td>none</td><td>duplicate</td>', html)
+    assert re.search(r'<tr class="differs"><th scope="row">Target identified<span class="differs-mark">differs</span></th><td>yes</td><td>no</td>', html)
+    assert re.search(r'<tr class="differs"><th scope="row">Exclusion<span class="differs-mark">differs</span></th><td>none</td><td>duplicate</td>', html)
     assert 'name="base_revision" value="1"' in html  # saving this page again is deliberate
     saved = Annotation.objects.get(item=item, annotator=a)
     assert (saved.identified, saved.revision) == (True, 1)
@@ -219,8 +219,8 @@ def test_adjudication_is_prefilled_where_the_annotators_agree(demo_study, answer
     assert form["exclusion"].value() == "duplicate"
     assert form["tags"].value() == []
     html = page.content.decode()
-    assert '<tr class="differs"><td>Target identified</td>' in html
-    assert '<tr class="differs"><td>Exclusion</td>' not in html
+    assert '<tr class="differs"><th scope="row">Target identified<span class="differs-mark">differs</span></th>' in html
+    assert '<tr class="differs"><th scope="row">Exclusion' not in html and '<th scope="row">Exclusion</th>' in html
     assert 'id="prefill-note"' in html
 
 

@@ -184,10 +184,22 @@ def test_long_words_and_long_choices_keep_staff_pages_phone_wide(browser, live_s
     assert all(width <= PHONE["width"] for width in widths.values()), widths
 
 
+#: A note's unbroken 130 characters (a pasted link): a try-out found it made the table of
+#: competing labels 3,503 px wide at 390 px and 3,528 px in a 612 px box at 1280 px.
+LONG_WORD = " https://example.org/" + "averylongpathsegment" * 5 + "x" * 10
+
+#: The width of the competing labels' table and of its scrolling box.
+COMPETING_WIDTHS = """() => {
+  const table = document.querySelector('table.competing'), box = table.closest('.table-scroll');
+  return {table: table.getBoundingClientRect().width, box: box.clientWidth};
+}"""
+
+
 def test_competing_labels_are_reachable_on_a_phone(browser, live_server, live_demo_study):
     """The adjudication page of an answer labeled by four annotators, each with a long note and
-    several tags, at 390 px: every cell of the competing labels can be reached (a column per
-    label) and the page is no wider than the phone."""
+    several tags, one note with a 130-character link, at 390 px: every cell of the competing
+    labels can be reached (a column per label), the table stays within twice the phone's width
+    and the page is no wider than the phone; at 1280 px the table fits its box."""
     study = live_demo_study
     study.annotators_per_item = 4
     study.save(update_fields=["annotators_per_item"])
@@ -201,17 +213,22 @@ def test_competing_labels_are_reachable_on_a_phone(browser, live_server, live_de
                 identified=n % 2 == 0, surface_difference=n % 2 == 1, no_difference=False,
                 exclusion="other",
                 exclusion_note=f"Annotator {n} thinks the answer restates the prompt without "
-                               "naming either group of texts at all.",
+                               "naming either group of texts at all." + LONG_WORD * (n == 0),
                 new_tags=[f"restates prompt {n}", f"vague wording {n}", f"mentions pronouns {n}"]))
     researcher = make_staff("competing-researcher", is_superuser=True)
     item_id = adjudication_queue(study=study, adjudicator=researcher)[0]
     page = log_in(browser, live_server.url, "competing-researcher", "pw-for-tests-only")
     page.set_viewport_size(PHONE)
     page.goto(f"{live_server.url}/annotate/{study.slug}/adjudicate/{item_id}/")
-    assert page.locator("table.competing th").count() == 5  # Field, then labels A-D
+    assert page.locator("table.competing th[scope=col]").count() == 5  # Field, then labels A-D
     result = page.evaluate(UNREACHABLE_CELLS)
+    phone = page.evaluate(COMPETING_WIDTHS)
+    page.set_viewport_size({"width": 1280, "height": 900})
+    desktop = page.evaluate(COMPETING_WIDTHS)
     close_context(page.context)
     problems = result["problems"]
     if result["scrollWidth"] > result["clientWidth"]:
         problems.append(f"the page is {result['scrollWidth']} px wide")
     assert problems == []
+    assert phone["table"] <= 2 * PHONE["width"], phone
+    assert desktop["table"] <= desktop["box"] + 0.5, desktop
