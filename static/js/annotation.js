@@ -7,6 +7,10 @@
  * in a text field, so notes and new tags can be typed; Ctrl/Cmd+Enter works everywhere.
  * The pages work without this file; it also moves the focus to an error summary or a
  * conflict warning, so that a screen reader announces it and Tab reaches its links first.
+ *
+ * A field that gets the focus is scrolled clear of the form's sticky save bar (WCAG 2.4.11):
+ * the browser scrolls a focused field into view without knowing about the bar, and where the
+ * page itself can scroll no further it leaves the field under it (found by a try-out).
  */
 (function () {
   "use strict";
@@ -26,6 +30,27 @@
     if (!button) { return; }
     if (form.requestSubmit) { form.requestSubmit(button); } else { button.click(); }
   }
+
+  var bar = form.querySelector(".actions");
+  function scroller(el) {
+    for (var box = el.parentElement; box; box = box.parentElement) {
+      var overflow = getComputedStyle(box).overflowY;
+      if ((overflow === "auto" || overflow === "scroll") && box.scrollHeight > box.clientHeight) { return box; }
+    }
+    return document.scrollingElement || document.documentElement;
+  }
+  form.addEventListener("focusin", function (event) {
+    var el = event.target;
+    if (!bar || bar.contains(el)) { return; }
+    // After the browser's own scrolling; a tick box's or radio button's label is what shows.
+    window.requestAnimationFrame(function () {
+      var shown = (el.labels && el.labels.length && /^(checkbox|radio)$/.test(el.type)) ? el.labels[0] : el;
+      var under = shown.getBoundingClientRect().bottom - bar.getBoundingClientRect().top;
+      if (under > 0 && shown.getBoundingClientRect().top < bar.getBoundingClientRect().bottom) {
+        scroller(el).scrollBy(0, under + 8);
+      }
+    });
+  });
 
   document.addEventListener("keydown", function (event) {
     if (event.defaultPrevented || event.isComposing) { return; }
